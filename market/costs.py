@@ -233,14 +233,18 @@ def max_fill(session: Session) -> int:
     return int(math.floor(MAX_PARTICIPATION * max(session.volume, 0) + 1e-9))
 
 
-def fill(side: str, quantity: int, session: Session, fees: FeeSchedule, realistic: bool = True) -> Fill:
+def fill(
+    side: str, quantity: int, session: Session, fees: FeeSchedule, realistic: bool = True, capped: bool = True
+) -> Fill:
     """Fill `quantity` shares in `session`. `realistic=False` is the comparison switch:
-    at the close, whole, without spread, impact or fees."""
+    at the close, whole, without spread, impact or fees. `capped=False` prices the whole
+    quantity past the participation cap (a plan's estimate: the fill applies the cap);
+    impact still reads the session's volume, and a session without trades fills nothing."""
     if not realistic:
         price = Decimal(str(session.close)).quantize(MONEY)
         zero = Decimal(0)
         return Fill(side, quantity, quantity, price, zero, zero, zero, session.close, "close", 0.0, 0, None)
-    cap = max_fill(session)
+    cap = max_fill(session) if capped or session.volume <= 0 else quantity
     filled = max(min(quantity, cap), 0)
     reason = None
     if filled < quantity:

@@ -54,7 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fraction
+from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fraction, max_fill
 from models.decisions import BOOK_NAMES, HORIZON, TARGET_EXPOSURE
 from models.metrics import edge_multiplier
 from portfolio.executor import (
@@ -422,9 +422,10 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> bool:
     where its price is not booked: `PlanTerms.booking`); True when it was planned."""
     signal, day = candidate.signal, candidate.day
     owned = book.held.get(signal.symbol, 0)
-    cash_cap = _cash_cap(book, day, candidate.shares - owned)
-    quantity = min(candidate.shares - owned, cash_cap)
-    bound_by = "cash" if cash_cap < candidate.shares - owned else candidate.bound_by
+    wanted, bound_by = _booked_whole(book, day, candidate.shares - owned, candidate.bound_by)
+    cash_cap = _cash_cap(book, day, wanted)
+    quantity = min(wanted, cash_cap)
+    bound_by = "cash" if cash_cap < wanted else bound_by
     check = check_entry(day, owned + max(quantity, 0))
     plan = book.plan
     plan.would_trade += 1
@@ -455,6 +456,18 @@ def _buy(book: _Planning, candidate: Candidate, why: str) -> bool:
     book.held[signal.symbol] = owned + quantity
     book.cash -= order.gross + order.fees
     return True
+
+
+def _booked_whole(book: _Planning, day: MarketDay, wanted: int, bound_by: str) -> tuple[int, str]:
+    """What a buy asks for where its confirmation books it whole at its limit (a morning
+    suggestion: `book.booking`): at most what one session fills (market/costs.py
+    `max_fill`, 25% of the session's volume), so its limit is a price the market could
+    give the whole of it; the next morning's plan asks again for the rest. The AI book's
+    and the backtest's orders are filled by the cost model, which applies the cap."""
+    fillable = max_fill(day.session())
+    if book.booking is None or wanted <= fillable:
+        return wanted, bound_by
+    return fillable, "session_volume"
 
 
 def _cash_cap(book: _Planning, day: MarketDay, wanted: int) -> int:

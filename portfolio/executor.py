@@ -84,7 +84,7 @@ class Limits(TypedDict, total=False):
     """What bounded an order's size: a sell's position and what the exit rail lets go today,
     a buy's slot, holding and what the cash pays for; `bound_by` names the one that bound."""
 
-    bound_by: Required[str]  # exit_rail | whole_position (a sell); slot | adv_20 | cash (a buy)
+    bound_by: Required[str]  # exit_rail | whole_position (a sell); slot | adv_20 | session_volume | cash (a buy)
     held: int
     sellable_today: int
     slot_shares: int
@@ -271,18 +271,16 @@ def wants_exit(signal: Signal | None) -> bool:
 def estimate(side: str, quantity: int, day: MarketDay, fees: FeeSchedule, realistic: bool) -> tuple[Decimal, Decimal]:
     """The decision's estimate of the price and fee (the decision day's session standing
     in for the next): what the cash budget is planned on, and what a morning suggestion
-    offers. The price is taken to the instrument's tick against the order
-    (market/costs.py `limit_price`) and the fee is that price's, so a suggestion's limit
-    times its quantity plus its fees is what its confirmation charges."""
-    estimate = fill(side, quantity, _whole(day.session()), fees, realistic)
+    offers. The whole quantity is priced past the participation cap (`fill(capped=False)`:
+    the fill applies the cap), its impact measured as every fill's is, against the smaller
+    of the session's volume and ADV_20. The price is taken to the instrument's tick against
+    the order (market/costs.py `limit_price`) and the fee is that price's, so a suggestion's
+    limit times its quantity plus its fees is what its confirmation charges."""
+    estimate = fill(side, quantity, day.session(), fees, realistic, capped=False)
     if not realistic or quantity <= 0 or estimate.price <= 0:
         return estimate.price, estimate.fee
     price = limit_price(side, estimate.price)
     return price, fees.fee((price * quantity).quantize(CENT))
-
-
-def _whole(session):  # noqa: ANN001, ANN202 - the estimate ignores the participation cap (the fill applies it)
-    return replace(session, volume=max(session.volume, 1) * 10**9) if session.volume > 0 else session
 
 
 PriceRule = Callable[[str, Decimal], str | None]

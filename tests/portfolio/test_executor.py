@@ -187,3 +187,18 @@ def test_cash_positions_and_equity_stay_consistent(days, fee_rate, min_fee, book
         valuation = value_positions(float(cash), held, today)
         assert abs(valuation.equity - (float(cash) + sum(q * today[s].close for s, q in held.items()))) < 1e-6
         assert valuation.liquid_equity <= valuation.equity + 1e-9
+
+
+def test_an_estimates_impact_reads_the_sessions_volume_not_adv_20_alone() -> None:
+    """The plan's estimate skips the participation cap (the fill applies it) but measures
+    impact against the smaller of the session's volume and ADV_20, as every fill does:
+    it replaced the volume by volume x 1e9, so a 2,000-share session priced 1,266 shares
+    as 3% of ADV_20 (50.50) where the fill pays 51.11 for the 500 it can take."""
+    from market.costs import fill, impact_fraction
+    from portfolio.executor import estimate
+
+    day = market("THIN", close=50.0, volume=2_000, adv_20=4e4, bid=49.9, ask=50.1, high=51.0, low=49.0, volatility=0.02)
+    price, _ = estimate("BUY", 1_266, day, FeeSchedule(), True)
+    impact = impact_fraction(1_266, day.session())
+    assert math.isclose(impact, 0.02 * math.sqrt(1_266 / 2_000))  # volatility 0.02, the session's 2,000
+    assert price >= Decimal("50.10") * Decimal(1 + impact) > fill("BUY", 500, day.session(), FeeSchedule()).price

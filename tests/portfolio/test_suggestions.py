@@ -384,3 +384,32 @@ def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_sp
     done = suggestions.confirm(engine, settings, CALENDAR, acme, buy.suggestion_id, now=MORNING)
     with engine.connect() as conn:
         assert ledger.cash_balance(conn, acme) == 0 and done.state == "CONFIRMED"
+
+
+def test_a_buy_suggestion_is_what_one_session_fills_at_the_price_the_preview_shows(settings: Settings) -> None:
+    """A thin scored session (2,000 shares against an ADV_20 of 40,000): the plan's estimate
+    measured impact against ADV_20 alone and skipped the 25% cap, so T2 suggested 1,266 LIQ
+    at 50.50 where the preview of the same order on the same session fills 500 at 51.11.
+    A suggestion is booked whole at its limit on confirmation, so it asks for what one
+    session can fill, priced as the fill (and the preview) price it."""
+    from market.costs import limit_price
+    from portfolio.trading import preview_trade
+    from tests.portfolio.seed import days_up_to
+
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "today_volume": 2_000, "bid": 49.9, "ask": 50.1}})
+    swings = [
+        price_row("LIQ", d, 49.0 if i % 2 else 51.0, 40_000, None, None) for i, d in enumerate(days_up_to(DAY, 25))
+    ]
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, swings[:-1])
+    seed_predictions(engine, DAY, {"LIQ": {"score": 80.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}})
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "1000000", now=MORNING)
+    run_stage("t2_suggestions", MONDAY, settings=settings)
+    (planned,) = suggestions.list_pending(engine, acme, now=MORNING)
+    with engine.connect() as conn:
+        preview = preview_trade(conn, settings, CALENDAR, "BUY", "LIQ", 1_266, MORNING)
+    assert planned.quantity == preview.fillable_in_one_session == 500
+    assert planned.reason["limits"]["bound_by"] == "session_volume"
+    assert Decimal(planned.limit_price) == limit_price("BUY", Decimal(preview.price))
