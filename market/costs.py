@@ -20,7 +20,8 @@ A fill's price, per share, for a buy (a sell mirrors it):
    (`abdi_ranaldo`, `corwin_schultz`, `tick`, `range_window`), `range` or `fallback`.
 2. **Market impact**, the square-root law (Almgren et al. 2005; Toth et al. 2011):
    impact = IMPACT_Y x sigma x sqrt(participation), sigma the name's daily volatility
-   (volatility_20; the day's range times 0.6, Parkinson's estimator, where unknown), and
+   (volatility_20; the day's range times 0.6, Parkinson's estimator, where unknown; never
+   below 0.6 x one tick over the close, a one-tick range, `sigma_floor`), and
    participation = quantity / the smaller of the session's volume and ADV_20, so a fill
    pays for both its share of the day and its share of a normal day (a block trade that
    inflated ADV_20 does not make the next order cheap). IMPACT_Y = 1: the coefficient is
@@ -202,12 +203,22 @@ def touch_price(side: str, session: Session) -> tuple[float, str]:
 
 
 def daily_sigma(session: Session) -> float:
+    """The name's daily volatility: volatility_20, else Parkinson on the day's range (or
+    the quotes), else on FALLBACK_SPREAD; never below Parkinson's reading of a one-tick
+    range (`sigma_floor`)."""
     if known(session.volatility) and session.volatility > 0:
-        return float(session.volatility)
+        return max(float(session.volatility), sigma_floor(session.close))
     # Parkinson reads the day's range (or the quotes where the session has them), never
     # the spread estimate: a bid-ask estimate is not a volatility.
     spread, _ = spread_fraction(session.bid, session.ask, session.high, session.low, session.close)
-    return PARKINSON * (FALLBACK_SPREAD if spread is None else spread)
+    return max(PARKINSON * (FALLBACK_SPREAD if spread is None else spread), sigma_floor(session.close))
+
+
+def sigma_floor(close: float) -> float:
+    """The least daily volatility impact reads: Parkinson on a one-tick range (0.6 x tick /
+    close). A price that printed the same close every session (high = low = close, a
+    volatility of 0) still moves by a tick under an order, so impact is never zero."""
+    return PARKINSON * float(tick_size(close)) / close if close > 0 else 0.0
 
 
 def participation_base(session: Session) -> float:

@@ -83,3 +83,23 @@ def test_round_trip_and_the_size_an_edge_pays_for() -> None:
     assert size_for_edge(0.02, 0.02, 0.005, session()) == 0  # below the touch cost: no size at all
     q = size_for_edge(0.04, 0.02, 0.005, session())
     assert round_trip_cost(0.02, 0.005, impact_fraction(q, session())) == pytest.approx(0.04)
+
+
+def test_a_price_that_never_moves_still_pays_impact_of_a_one_tick_range() -> None:
+    """A thin name printing 8.00 every session (high = low = close, 20-day volatility 0):
+    sigma fell back to 0.6 x the day's range, 0, so buying a quarter of the session cost
+    no impact. Sigma is at least Parkinson's reading of a one-tick range (0.6 x tick /
+    close): a price moves by a tick at least."""
+    from market.liquidity import tick_size
+
+    flat = Session(close=8.0, volume=6_000, adv_20=6_000.0, high=8.0, low=8.0, volatility=0.0)
+    floor = 0.6 * float(tick_size(8.0)) / 8.0
+    done = fill("BUY", 1_500, flat, FeeSchedule())
+    assert done.impact == pytest.approx(floor * math.sqrt(1_500 / 6_000)) and done.impact > 0
+    assert (
+        fill("BUY", 1_500, Session(close=8.0, volume=6_000, adv_20=6_000.0, high=8.0, low=8.0), FeeSchedule()).impact
+        > 0
+    )
+    # a known volatility above the floor is the volatility, unchanged
+    moving = Session(close=8.0, volume=6_000, adv_20=6_000.0, high=8.2, low=7.8, volatility=0.02)
+    assert fill("BUY", 1_500, moving, FeeSchedule()).impact == pytest.approx(0.02 * 0.5)
