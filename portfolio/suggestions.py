@@ -439,16 +439,25 @@ def _count_moved(conn: Connection, suggestion: Suggestion) -> None:
 
 
 def expire_stale(engine: Engine, day: date, now: datetime) -> int:
-    """Record EXPIRED for the pending suggestions (of days up to `day`) expired at `now`."""
+    """Record EXPIRED for the pending suggestions (of days up to `day`) expired at `now`.
+
+    Each of their portfolios' locks (`ledger.lock_portfolio`) is taken, in portfolio-id
+    order, before anything is written, and their states are read again under it: every
+    writer of a portfolio's suggestion events holds its lock, so they commit their ids in
+    order (what the portfolio's kept suggestions read is keyed by: desk/versions.py
+    `suggestions`), and a decision committed meanwhile is not overwritten as EXPIRED."""
     with write_transaction(engine, "suggestions:expire") as conn:
-        stale = [
-            s.suggestion_id
+        candidates = [
+            s
             for s in (
                 Suggestion.of(r, None)
                 for r in current_rows(conn, tables.suggestions, where=[tables.suggestions.c.trading_date <= day])
             )
             if is_expired(s, now) and _state(conn, s.suggestion_id) == "PENDING"
         ]
+        for portfolio_id in sorted({s.portfolio_id for s in candidates}):
+            ledger.lock_portfolio(conn, portfolio_id)
+        stale = [s.suggestion_id for s in candidates if _state(conn, s.suggestion_id) == "PENDING"]
         append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"} for sid in stale])
     return len(stale)
 

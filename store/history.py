@@ -319,7 +319,11 @@ def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list
     return found
 
 
-Part = Table | tuple[Table, str, Any]  # a whole table, or (table, column name, value): the rows where column == value
+# A whole table, or (table, column name, value): the rows where column == value. The value
+# may itself be such a part of another table, (other, its column name, value): the rows
+# whose column is among those rows' values of the same column (a suggestion's events by the
+# suggestion's portfolio).
+Part = Table | tuple[Table, str, Any]
 _NEWEST_STATEMENTS: dict[tuple, Select] = {}
 
 
@@ -330,11 +334,15 @@ def newest_ids(conn: Connection, *parts: Part) -> tuple:
     A history table is append-only and its ids only grow, so these numbers change exactly
     when a row that the part covers is appended: a data version that a cache of derived
     results can be keyed by in any process (the ids are read from the database, not held
-    in memory). The caveat is the ids' commit order: a Postgres transaction that took an
-    id and commits after a later one would not raise the maximum. Every writer of a part
-    that reads rely on (a portfolio's trades and cash under its lock, a stage's rows under
-    the stage's lock) commits its ids in order, which is why a filter narrows a part to
-    one such writer where it can.
+    in memory). The rule this rests on is the ids' commit order: a Postgres transaction
+    that took an id and commits after one that took a later id would not raise the
+    maximum, and a read kept in between under the later id would never be rebuilt. So
+    every part a kept read names has one writer at a time, holding one lock from before
+    its first append to its commit, and a filter narrows a part to such a writer's rows:
+    a portfolio's trades, cash and suggestion events (its suggestions' events, narrowed
+    through `suggestions`) under the portfolio's lock (T2, a client's confirmation or
+    rejection, `expire_stale` for each portfolio it expires); a stage's rows under the
+    stage's lock. docs/performance.md ("Versions and read models") lists them.
 
     It runs on every cached read, so the statement is built once per shape (which tables,
     which filter columns) and the filter values are bound parameters: building a SQLAlchemy
@@ -386,7 +394,7 @@ def settle(conn: Connection) -> None:
 
 
 def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
-    shape = tuple(part.name if isinstance(part, Table) else (part[0].name, part[1]) for part in parts)
+    shape = tuple(_shape(part) for part in parts)
     statement = _NEWEST_STATEMENTS.get(shape)
     if statement is None:
         columns = []
@@ -394,10 +402,10 @@ def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
             table = part if isinstance(part, Table) else part[0]
             query = select(func.max(table.c.id))
             if not isinstance(part, Table):
-                query = query.where(table.c[part[1]] == bindparam(f"v{n}"))
+                query = query.where(_narrowed(table, part[1], part[2], bindparam(f"v{n}")))
             columns.append(query.scalar_subquery())
         statement = _NEWEST_STATEMENTS.setdefault(shape, select(*columns))
-    values = {f"v{n}": part[2] for n, part in enumerate(parts) if not isinstance(part, Table)}
+    values = {f"v{n}": _value(part[2]) for n, part in enumerate(parts) if not isinstance(part, Table)}
     options = conn.get_execution_options()
     if (
         options.get("isolation_level") == "AUTOCOMMIT"
@@ -406,6 +414,29 @@ def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
     ):
         return _on_driver(conn, shape, statement, values)
     return tuple(conn.execute(statement, values).one())  # SQLAlchemy begins the transaction this connection expects
+
+
+def _through(value: Any) -> bool:
+    """Whether a part's value is another table's part (`Part`) rather than a value."""
+    return isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], Table)
+
+
+def _shape(part: Part) -> Any:
+    if isinstance(part, Table):
+        return part.name
+    table, column, value = part
+    return (table.name, column, (value[0].name, value[1]) if _through(value) else None)
+
+
+def _narrowed(table: Table, column: str, value: Any, bound: Any) -> ColumnElement[bool]:
+    if not _through(value):
+        return table.c[column] == bound
+    other, other_column, _ = value
+    return table.c[column].in_(select(other.c[column]).where(other.c[other_column] == bound))
+
+
+def _value(value: Any) -> Any:
+    return value[2] if _through(value) else value
 
 
 _DRIVER_SQL: dict[tuple, tuple[str, tuple[str, ...] | None]] = {}

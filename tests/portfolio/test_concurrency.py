@@ -12,14 +12,16 @@ from threading import Barrier, Event
 import pytest
 from sqlalchemy import text
 
-from desk.desk import keep_books
+from desk.desk import Desk, keep_books
 from ingest.books import append_actions
 from market.errors import ConflictError
 from market.settings import Settings
-from portfolio import ledger
+from portfolio import ledger, suggestions
 from portfolio.ledger import TradeRejected
 from portfolio.trading import ManualTrade, PlacedTrade, move_cash, open_client_portfolio, place_manual_trade
+from store import tables
 from store.engine import build_engine
+from store.history import append_history, current_rows
 from store.transactions import write_transaction
 from tests.portfolio.seed import CALENDAR, seed_market
 from tests.portfolio.test_manual_trades import NOW
@@ -137,3 +139,92 @@ def _until_waiting_or_done(engine, future: Future, seconds: float = 5.0) -> None
                 return
             conn.rollback()
             time.sleep(0.02)
+
+
+def _pending_pair(engine, day: date) -> tuple[tuple[str, str], tuple[str, str]]:
+    """Two clients, each with a pending suggestion for `day`, as T2 stores them."""
+    rows = []
+    for client in ("acme", "bolt"):
+        portfolio_id = open_client_portfolio(engine, client)
+        rows.append(
+            {
+                "suggestion_id": suggestions.suggestion_id(portfolio_id, day, "AAA", "BUY"),
+                "portfolio_id": portfolio_id,
+                "trading_date": day,
+                "symbol": "AAA",
+                "side": "BUY",
+                "quantity": 10,
+                "limit_price": Decimal("100"),
+                "reason": {"signals_from": "2026-11-20"},
+                "expires_at": suggestions.expires_at(day),
+                "fees": Decimal("1"),
+            }
+        )
+    with write_transaction(engine, "t2") as conn:
+        append_history(conn, tables.suggestions, rows)
+        pending = [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
+        append_history(conn, tables.suggestion_events, pending)
+    return (rows[0]["portfolio_id"], rows[0]["suggestion_id"]), (rows[1]["portfolio_id"], rows[1]["suggestion_id"])
+
+
+@pytest.mark.parametrize("database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+def test_a_rejection_committing_after_another_clients_is_listed_at_once(settings: Settings) -> None:
+    """Client A's rejection takes a suggestion event id, client B's (another portfolio's lock)
+    takes the next and commits first; A's pending list read in between is kept under the
+    events' newest id. The list was keyed by the newest event of every portfolio: A's commit,
+    an older id, did not move it, and A's list showed the rejected suggestion as pending for
+    good. Keyed by A's own events, which only A's lock holders write, the commit moves it."""
+    day = date(2026, 11, 23)
+    desk = Desk.serving(settings, now=lambda: datetime(2026, 11, 23, 9, 0, tzinfo=UTC))
+    (a, sa), (b, sb) = _pending_pair(desk.engine, day)
+    inside, go = Event(), Event()
+
+    def slow_answer(result: object) -> object:  # the transport renders the answer before the commit
+        inside.set()
+        go.wait(10)
+        return result
+
+    def listed() -> list[str]:
+        with desk.engine.connect() as conn:
+            return [s.suggestion_id for s in desk.pending_suggestions(conn, a).value()]
+
+    with ThreadPoolExecutor(1) as pool:
+        rejected = pool.submit(desk.reject_suggestion, a, sa, slow_answer)
+        assert inside.wait(10)
+        desk.reject_suggestion(b, sb)  # commits first, with the later event id
+        assert listed() == [sa]  # A's rejection not committed yet
+        go.set()
+        rejected.result(timeout=20)
+    assert listed() == []
+    desk.engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+def test_expiry_waits_for_a_rejection_in_flight_and_records_nothing_over_it(settings: Settings) -> None:
+    """T2's `expire_stale` wrote EXPIRED without the portfolio's lock: run while a client's
+    rejection was being answered, it read the suggestion as pending, and both events were
+    stored (and its event, under another lock, could commit ids out of order with the
+    portfolio's). It takes each portfolio's lock: it waits, sees the rejection, writes nothing."""
+    day = date(2026, 11, 23)
+    desk = Desk.serving(settings, now=lambda: datetime(2026, 11, 23, 9, 0, tzinfo=UTC))
+    (a, sa), _ = _pending_pair(desk.engine, day)
+    inside, go = Event(), Event()
+
+    def slow_answer(result: object) -> object:
+        inside.set()
+        go.wait(10)
+        return result
+
+    later = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)  # both suggestions expired
+    with ThreadPoolExecutor(2) as pool:
+        rejected = pool.submit(desk.reject_suggestion, a, sa, slow_answer)
+        assert inside.wait(10)
+        expired = pool.submit(suggestions.expire_stale, desk.engine, day, later)
+        _until_waiting_or_done(desk.engine, expired)
+        go.set()
+        rejected.result(timeout=20)
+        assert expired.result(timeout=20) == 1  # the other client's only
+    with desk.engine.connect() as conn:
+        events = current_rows(conn, tables.suggestion_events, where=[tables.suggestion_events.c.suggestion_id == sa])
+    assert sorted(e["state"] for e in events) == ["PENDING", "REJECTED"]
+    desk.engine.dispose()
