@@ -341,8 +341,11 @@ def newest_ids(conn: Connection, *parts: Part) -> tuple:
     its first append to its commit, and a filter narrows a part to such a writer's rows:
     a portfolio's trades, cash and suggestion events (its suggestions' events, narrowed
     through `suggestions`) under the portfolio's lock (T2, a client's confirmation or
-    rejection, `expire_stale` for each portfolio it expires); a stage's rows under the
-    stage's lock. docs/performance.md ("Versions and read models") lists them.
+    rejection, `expire_stale` for each portfolio it expires); the closes and corporate
+    actions under the market files' lock (store/transactions.py `MARKET_FILES`: T0's day,
+    the file import); a stage's rows under its lock for the day, one day at a time (the
+    DAGs run one at a time: max_active_runs=1). docs/performance.md ("Versions and read
+    models") lists them.
 
     It runs on every cached read, so the statement is built once per shape (which tables,
     which filter columns) and the filter values are bound parameters: building a SQLAlchemy

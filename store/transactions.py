@@ -17,6 +17,10 @@ from sqlalchemy import Connection, Engine, text
 from store.history import settle
 
 T = TypeVar("T")
+# What every writer of the closes and corporate actions (T0's day, `marketintel import`)
+# holds from before its first append to its commit, so their ids commit in the order they
+# were taken: the kept reads name those tables' newest ids (store.history.newest_ids).
+MARKET_FILES = "market-files"
 Respond = Callable[[Any], Any] | None  # a transport's rendering of a write's result, run before the commit
 
 
@@ -28,14 +32,17 @@ def answered(result: T, respond: Respond) -> Any:
 
 
 @contextmanager
-def write_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
+def write_transaction(engine: Engine, lock_name: str, *more: str) -> Iterator[Connection]:
     """Commit everything written inside, or nothing.
 
-    Postgres: a transaction-scoped advisory lock on `lock_name` (other stages go on).
+    Postgres: a transaction-scoped advisory lock on `lock_name` (other stages go on), then
+    on each of `more`, in that order (T0's day: the market files' lock, then its day's).
     SQLite: BEGIN IMMEDIATE, the database's single write lock, taken up front so the
     transaction never fails half-way on a busy database.
     """
     with engine.connect() as conn, write_on(conn, lock_name):
+        for name in more:
+            hold_lock(conn, name)
         yield conn
 
 

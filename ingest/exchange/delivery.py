@@ -47,7 +47,7 @@ from market.errors import DeliveryRejectedError, IncompletePageError, InvalidInp
 from market.settings import HOME_CURRENCY, Settings
 from store import tables
 from store.history import append_history, current_rows
-from store.transactions import write_transaction
+from store.transactions import MARKET_FILES, write_transaction
 
 log = logging.getLogger(__name__)
 PAGES = {
@@ -148,7 +148,7 @@ def deliver_day(
     if verdict.errors:
         _refuse(engine, day, source, verdict.errors, manifest, snapshot)
     try:
-        with write_transaction(engine, f"delivery:{day.isoformat()}") as conn:
+        with write_transaction(engine, MARKET_FILES, f"delivery:{day.isoformat()}") as conn:
             inserted = _store_day(conn, day, scraped, manifest, snapshot, source, keep_books)
     except InvalidInputError as exc:  # a row the store or the books refuse: rolled back, nothing kept
         failed = {**manifest, "status": "FAILED", "errors": [exc.detail]}

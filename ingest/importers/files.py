@@ -113,7 +113,7 @@ from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
 from store import tables
 from store.history import append_history, current_frame, current_rows
 from store.splits import Split, factor_between, stored_splits
-from store.transactions import write_transaction
+from store.transactions import MARKET_FILES, write_transaction
 
 BATCH_ROWS = 25_000
 CHANGED_SHOWN = SECOND_ROWS_SHOWN  # stored rows an import changed, listed one a line as second rows are
@@ -292,7 +292,7 @@ def import_path(
     actions = _action_rows(fmt, changes)
     # the import's currency replaces a stored one only where the files state it or the caller gives it
     said = {"currency": report.currency} if report.currency_stated or currency else {}
-    with _one_transaction(engine, f"import:{fmt}") as conn:
+    with _one_transaction(engine, MARKET_FILES) as conn:
         held = Held.read(conn)  # before the prices: the days the stored names are as of
         written = _store_prices(conn, fmt, files, today, rows, report)
         report.rows_inserted, report.rows_changed = written.new, len(written.changed)

@@ -3,12 +3,15 @@ transient, fails clearly when it is not, never leaves a partial day, and pre-fli
 refuses the day with the reason."""
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from pathlib import Path
+from threading import Event
 
 import pytest
 from sqlalchemy import func, select
 
+from desk.desk import Desk
 from ingest import books
 from ingest.exchange import delivery
 from ingest.exchange.delivery import client_for, deliver_day
@@ -25,9 +28,12 @@ from market.errors import (
 from market.settings import Settings
 from pipeline.preflight import check_delivery
 from pipeline.serving import serve_in_thread
+from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
+from tests.portfolio.seed import CALENDAR
+from tests.portfolio.test_concurrency import _until_waiting_or_done
 
 DAY = date(2026, 11, 20)
 MARKET = SimulatedMarket(seed=7, size=60)
@@ -408,3 +414,54 @@ def test_a_failure_while_storing_is_a_failed_delivery_with_nothing_written(
     assert failed["manifest"]["errors"] == ["corporate_actions: two rows for the same key {...}"]
     manifest = (Path(failed["snapshot_path"]) / "manifest.json").read_text()
     assert '"status": "FAILED"' in manifest
+
+
+@pytest.mark.parametrize("database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+def test_two_t0_days_at_once_leave_no_track_record_without_the_earlier_day(
+    exchange: Settings, site: SimulatorSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two T0 days stored at once (each under its own day's lock): the earlier day took the
+    lower price ids and committed after the later day's rows. A track record read in between
+    was kept under the later day's newest price id, and once the earlier day committed that
+    id did not move: the record lacked the earlier day for good, while a fresh process
+    showed it. Every writer of the closes holds the market files' lock from
+    before its first append, so the later day waits and the ids commit in order."""
+    before, d1, d2 = date(2026, 11, 18), date(2026, 11, 19), DAY
+    MARKET.day(before), MARKET.day(d1)  # simulated here, not inside a request with a 0.5 s timeout
+    deliver(exchange, before)
+    engine = service_engine(exchange)
+    with engine.connect() as conn:
+        quote = max(current_rows(conn, tables.eod_prices), key=lambda r: r["volume"] or 0)
+    portfolio_id = open_client_portfolio(engine, "acme")
+    move_cash(engine, portfolio_id, "1000000", now=datetime(2026, 11, 19, 14, 0, tzinfo=UTC))
+    order = ManualTrade("buy", quote["symbol"], 10, str(quote["close"]))
+    place_manual_trade(engine, exchange, CALENDAR, portfolio_id, order, now=datetime(2026, 11, 19, 15, 0, tzinfo=UTC))
+    inside, go = Event(), Event()
+    store_day = delivery._store_day
+
+    def paused(conn, day, *rest):  # d1's rows appended, its transaction not yet committed
+        inserted = store_day(conn, day, *rest)
+        if day == d1:
+            inside.set()
+            go.wait(10)
+        return inserted
+
+    monkeypatch.setattr(delivery, "_store_day", paused)
+    desk = Desk.serving(exchange, now=lambda: datetime(2026, 11, 20, 23, 0, tzinfo=UTC))
+
+    def record(desk: Desk) -> object:
+        with desk.engine.connect() as conn:
+            return desk.track_record(conn, portfolio_id).value()
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(deliver, exchange, d1)
+        assert inside.wait(30)
+        second = pool.submit(deliver, exchange, d2)
+        _until_waiting_or_done(engine, second)
+        old = record(desk)  # d1 not committed yet
+        go.set()
+        first.result(timeout=60)
+        second.result(timeout=60)
+    new = record(Desk.serving(exchange, now=lambda: datetime(2026, 11, 20, 23, 0, tzinfo=UTC)))  # a fresh process
+    assert old.days < new.days == 2  # the read in between lacked d1's close
+    assert record(desk) == new
