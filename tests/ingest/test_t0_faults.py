@@ -15,6 +15,7 @@ from desk.desk import Desk
 from ingest import books
 from ingest.exchange import delivery
 from ingest.exchange.delivery import client_for, deliver_day
+from ingest.importers.files import import_path
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
 from market.errors import (
@@ -416,17 +417,26 @@ def test_a_failure_while_storing_is_a_failed_delivery_with_nothing_written(
     assert '"status": "FAILED"' in manifest
 
 
+def _import_a_close(settings: Settings, folder: Path) -> object:
+    """`marketintel import` of one close of a name the exchange does not list."""
+    path = folder / "prices.csv"
+    path.write_text("symbol,date,open,high,low,close,volume\nKCB,2026-11-20,25.7,26.3,25.6,26.17,1000\n")
+    return import_path(service_engine(settings), path)
+
+
 @pytest.mark.parametrize("database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
-def test_two_t0_days_at_once_leave_no_track_record_without_the_earlier_day(
-    exchange: Settings, site: SimulatorSite, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("other", ["the next T0 day", "an import"])
+def test_a_t0_day_and_another_market_write_at_once_leave_no_track_record_without_the_day(
+    exchange: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, other: str
 ) -> None:
-    """Two T0 days stored at once (each under its own day's lock): the earlier day took the
-    lower price ids and committed after the later day's rows. A track record read in between
-    was kept under the later day's newest price id, and once the earlier day committed that
-    id did not move: the record lacked the earlier day for good, while a fresh process
-    showed it. Every writer of the closes holds the market files' lock from
-    before its first append, so the later day waits and the ids commit in order."""
-    before, d1, d2 = date(2026, 11, 18), date(2026, 11, 19), DAY
+    """A T0 day and another writer of the closes at once (the next day under its own day's
+    lock, or an import under its format's): the T0 day took the lower price ids and
+    committed after the other's rows. A track record read in between was kept under the
+    other's newest price id, and once the day committed that id did not move: the record
+    lacked the day for good, while a fresh process showed it. Every writer of the closes
+    holds the market files' lock from before its first append, so the other waits and the
+    ids commit in order."""
+    before, d1 = date(2026, 11, 18), date(2026, 11, 19)
     MARKET.day(before), MARKET.day(d1)  # simulated here, not inside a request with a 0.5 s timeout
     deliver(exchange, before)
     engine = service_engine(exchange)
@@ -456,12 +466,16 @@ def test_two_t0_days_at_once_leave_no_track_record_without_the_earlier_day(
     with ThreadPoolExecutor(2) as pool:
         first = pool.submit(deliver, exchange, d1)
         assert inside.wait(30)
-        second = pool.submit(deliver, exchange, d2)
+        if other == "an import":
+            second = pool.submit(_import_a_close, exchange, tmp_path)
+        else:
+            second = pool.submit(deliver, exchange, DAY)
         _until_waiting_or_done(engine, second)
         old = record(desk)  # d1 not committed yet
         go.set()
         first.result(timeout=60)
-        second.result(timeout=60)
+        stored = second.result(timeout=60)
+    assert stored.rows_inserted > 0 if other == "an import" else stored.status == "COMPLETE"
     new = record(Desk.serving(exchange, now=lambda: datetime(2026, 11, 20, 23, 0, tzinfo=UTC)))  # a fresh process
-    assert old.days < new.days == 2  # the read in between lacked d1's close
+    assert old.days < new.days  # the read in between lacked d1's close
     assert record(desk) == new
