@@ -48,11 +48,14 @@ def track_record(conn: Connection, portfolio_id: str) -> tuple:
 
 def suggestions(conn: Connection, portfolio_id: str) -> tuple:
     """A portfolio's suggestions and their confirmations, rejections and expiries: its own
-    suggestions' events (narrowed through `suggestions`), whose writers all hold its lock,
-    so they commit their ids in order (every portfolio's events, written under different
-    locks, did not: a decision committing after another portfolio's later id was missed)."""
-    mine = (tables.suggestions, "portfolio_id", portfolio_id)
-    return newest_ids(conn, mine, (tables.suggestion_events, "suggestion_id", mine))
+    events (their `portfolio_id`, migration 0022), whose writers all hold its lock, so they
+    commit their ids in order (every portfolio's events, written under different locks, did
+    not: a decision committing after another portfolio's later id was missed)."""
+    return newest_ids(
+        conn,
+        (tables.suggestions, "portfolio_id", portfolio_id),
+        (tables.suggestion_events, "portfolio_id", portfolio_id),
+    )
 
 
 def ai_record(conn: Connection) -> tuple:

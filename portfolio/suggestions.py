@@ -319,7 +319,7 @@ def _suggest_for(
     if rows:
         append_history(conn, tables.suggestions, rows)
         append_history(
-            conn, tables.suggestion_events, [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
+            conn, tables.suggestion_events, [_event(r["suggestion_id"], portfolio_id, "PENDING") for r in rows]
         )
     planned = [Planned(r["suggestion_id"], portfolio_id, r["symbol"], r["side"], r["quantity"]) for r in rows]
     return planned, left, prior.replaced
@@ -346,7 +346,7 @@ def _stale_set(conn: Connection, portfolio_id: str, day: date, scored: date) -> 
     if max(str(r["reason"].get("signals_from") or "") for r in rows) >= scored.isoformat():
         return None
     stale = [r["suggestion_id"] for r in rows if _state(conn, r["suggestion_id"]) == "PENDING"]
-    append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"} for sid in stale])
+    append_history(conn, tables.suggestion_events, [_event(sid, portfolio_id, "EXPIRED") for sid in stale])
     log.warning("T2 for %s replaced %d suggestions of %s planned from older signals", day, len(stale), portfolio_id)
     return _Prior(True, len(stale))
 
@@ -457,9 +457,18 @@ def expire_stale(engine: Engine, day: date, now: datetime) -> int:
         ]
         for portfolio_id in sorted({s.portfolio_id for s in candidates}):
             ledger.lock_portfolio(conn, portfolio_id)
-        stale = [s.suggestion_id for s in candidates if _state(conn, s.suggestion_id) == "PENDING"]
-        append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "EXPIRED"} for sid in stale])
+        stale = [s for s in candidates if _state(conn, s.suggestion_id) == "PENDING"]
+        append_history(
+            conn, tables.suggestion_events, [_event(s.suggestion_id, s.portfolio_id, "EXPIRED") for s in stale]
+        )
     return len(stale)
+
+
+def _event(sid: str, portfolio_id: str, state: str, **more: object) -> dict[str, object]:
+    """A suggestion event's row, naming the suggestion's portfolio: its writer holds that
+    portfolio's lock, and its kept suggestions read is keyed by the portfolio's newest event
+    (desk/versions.py `suggestions`)."""
+    return {"suggestion_id": sid, "state": state, "portfolio_id": portfolio_id, **more}
 
 
 def _state(conn: Connection, sid: str) -> str | None:
@@ -557,12 +566,10 @@ def _decide(
         if suggestion.state != "PENDING":
             raise ConflictError(f"suggestion '{sid}' is {suggestion.state}, not PENDING")
         if confirm is None:
-            append_history(conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "REJECTED"}])
+            append_history(conn, tables.suggestion_events, [_event(sid, portfolio_id, "REJECTED")])
             return answered(suggestion.decided("REJECTED"), respond)
         trade_id = _execute(conn, *confirm, suggestion, now)
-        append_history(
-            conn, tables.suggestion_events, [{"suggestion_id": sid, "state": "CONFIRMED", "trade_id": trade_id}]
-        )
+        append_history(conn, tables.suggestion_events, [_event(sid, portfolio_id, "CONFIRMED", trade_id=trade_id)])
         return answered(suggestion.decided("CONFIRMED", trade_id), respond)
 
 

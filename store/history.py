@@ -319,11 +319,7 @@ def _current_for_keys(conn: Connection, table: Table, keys: list[tuple]) -> list
     return found
 
 
-# A whole table, or (table, column name, value): the rows where column == value. The value
-# may itself be such a part of another table, (other, its column name, value): the rows
-# whose column is among those rows' values of the same column (a suggestion's events by the
-# suggestion's portfolio).
-Part = Table | tuple[Table, str, Any]
+Part = Table | tuple[Table, str, Any]  # a whole table, or (table, column name, value): the rows where column == value
 _NEWEST_STATEMENTS: dict[tuple, Select] = {}
 
 
@@ -339,9 +335,9 @@ def newest_ids(conn: Connection, *parts: Part) -> tuple:
     maximum, and a read kept in between under the later id would never be rebuilt. So
     every part a kept read names has one writer at a time, holding one lock from before
     its first append to its commit, and a filter narrows a part to such a writer's rows:
-    a portfolio's trades, cash and suggestion events (its suggestions' events, narrowed
-    through `suggestions`) under the portfolio's lock (T2, a client's confirmation or
-    rejection, `expire_stale` for each portfolio it expires); the closes and corporate
+    a portfolio's trades, cash, suggestions and suggestion events (by their `portfolio_id`)
+    under the portfolio's lock (T2, a client's confirmation or rejection, `expire_stale`
+    for each portfolio it expires); the closes and corporate
     actions under the market files' lock (store/transactions.py `MARKET_FILES`: T0's day,
     the file import); a stage's rows under its lock for the day, one day at a time (the
     DAGs run one at a time: max_active_runs=1). docs/performance.md ("Versions and read
@@ -397,7 +393,7 @@ def settle(conn: Connection) -> None:
 
 
 def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
-    shape = tuple(_shape(part) for part in parts)
+    shape = tuple(part.name if isinstance(part, Table) else (part[0].name, part[1]) for part in parts)
     statement = _NEWEST_STATEMENTS.get(shape)
     if statement is None:
         columns = []
@@ -405,10 +401,10 @@ def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
             table = part if isinstance(part, Table) else part[0]
             query = select(func.max(table.c.id))
             if not isinstance(part, Table):
-                query = query.where(_narrowed(table, part[1], part[2], bindparam(f"v{n}")))
+                query = query.where(table.c[part[1]] == bindparam(f"v{n}"))
             columns.append(query.scalar_subquery())
         statement = _NEWEST_STATEMENTS.setdefault(shape, select(*columns))
-    values = {f"v{n}": _value(part[2]) for n, part in enumerate(parts) if not isinstance(part, Table)}
+    values = {f"v{n}": part[2] for n, part in enumerate(parts) if not isinstance(part, Table)}
     options = conn.get_execution_options()
     if (
         options.get("isolation_level") == "AUTOCOMMIT"
@@ -417,29 +413,6 @@ def _newest(conn: Connection, parts: tuple[Part, ...]) -> tuple:
     ):
         return _on_driver(conn, shape, statement, values)
     return tuple(conn.execute(statement, values).one())  # SQLAlchemy begins the transaction this connection expects
-
-
-def _through(value: Any) -> bool:
-    """Whether a part's value is another table's part (`Part`) rather than a value."""
-    return isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], Table)
-
-
-def _shape(part: Part) -> Any:
-    if isinstance(part, Table):
-        return part.name
-    table, column, value = part
-    return (table.name, column, (value[0].name, value[1]) if _through(value) else None)
-
-
-def _narrowed(table: Table, column: str, value: Any, bound: Any) -> ColumnElement[bool]:
-    if not _through(value):
-        return table.c[column] == bound
-    other, other_column, _ = value
-    return table.c[column].in_(select(other.c[column]).where(other.c[other_column] == bound))
-
-
-def _value(value: Any) -> Any:
-    return value[2] if _through(value) else value
 
 
 _DRIVER_SQL: dict[tuple, tuple[str, tuple[str, ...] | None]] = {}

@@ -162,7 +162,9 @@ def _pending_pair(engine, day: date) -> tuple[tuple[str, str], tuple[str, str]]:
         )
     with write_transaction(engine, "t2") as conn:
         append_history(conn, tables.suggestions, rows)
-        pending = [{"suggestion_id": r["suggestion_id"], "state": "PENDING"} for r in rows]
+        pending = [
+            {"suggestion_id": r["suggestion_id"], "state": "PENDING", "portfolio_id": r["portfolio_id"]} for r in rows
+        ]
         append_history(conn, tables.suggestion_events, pending)
     return (rows[0]["portfolio_id"], rows[0]["suggestion_id"]), (rows[1]["portfolio_id"], rows[1]["suggestion_id"])
 
