@@ -48,7 +48,7 @@ def track_record(conn: Connection, portfolio_id: str) -> tuple:
 
 def suggestions(conn: Connection, portfolio_id: str) -> tuple:
     """A portfolio's suggestions and their confirmations, rejections and expiries: its own
-    events (their `portfolio_id`, migration 0022), whose writers all hold its lock, so they
+    events (their `portfolio_id`, migration 0023), whose writers all hold its lock, so they
     commit their ids in order (every portfolio's events, written under different locks, did
     not: a decision committing after another portfolio's later id was missed)."""
     return newest_ids(

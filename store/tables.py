@@ -391,7 +391,7 @@ suggestion_events = history_table(
     Column("state", Text(), nullable=False),
     Column("trade_id", Text()),
     Column("detail", JSONDocument, nullable=False, default=dict),
-    Column("portfolio_id", Text()),  # 0022: the suggestion's, so a portfolio's newest event is one lookup
+    Column("portfolio_id", Text()),  # 0023: the suggestion's, so a portfolio's newest event is one lookup
 )
 
 statement_imports = history_table(

@@ -1,4 +1,4 @@
--- 0022 the portfolio of a suggestion's event, so a portfolio's newest event is one index
+-- 0023 the portfolio of a suggestion's event, so a portfolio's newest event is one index
 -- lookup (desk/versions.py `suggestions`: every kept suggestions read names it). Every
 -- writer of a portfolio's events holds the portfolio's lock, so these ids commit in order;
 -- the newest id of the whole table, written under different portfolios' locks, did not.
