@@ -254,13 +254,15 @@ def _exit_if_due(book: _Planning, symbol: str, rebalance: bool) -> None:
 
 
 def _sell(book: _Planning, symbol: str, quantity: int, reason: str) -> bool:
-    """The plan's one sell of `symbol` (under the exit rail), taken off what the book holds;
-    True when it was planned. The name is then the plan's to sell: it is neither trimmed nor
-    replaced in the same plan, whatever the rail left of it (a second sell would spend the
-    rail's allowance twice and its fill share the first one's trade id)."""
+    """The plan's one sell of `symbol` (under the exit rail, judged on the whole position),
+    taken off what the book holds; True when it was planned. The name is then the plan's to
+    sell: it is neither trimmed nor replaced in the same plan, whatever the rail left of it
+    (a second sell would spend the rail's allowance twice and its fill share the first one's
+    trade id)."""
     book.selling.add(symbol)
     planned = len(book.plan.orders)
-    book.cash += plan_exit(book.plan, book.signals[symbol], book.market[symbol], quantity, book.terms, reason)
+    held = book.held[symbol]
+    book.cash += plan_exit(book.plan, book.signals[symbol], book.market[symbol], quantity, book.terms, reason, held)
     if len(book.plan.orders) == planned:  # TRAPPED, or left out (its price is not booked)
         return False
     book.held[symbol] -= book.plan.orders[-1].quantity

@@ -308,17 +308,26 @@ class PlanTerms:
 
 
 def plan_exit(
-    plan: DayPlan, signal: Signal, day: MarketDay, quantity: int, terms: PlanTerms, reason: str | None = None
+    plan: DayPlan,
+    signal: Signal,
+    day: MarketDay,
+    quantity: int,
+    terms: PlanTerms,
+    reason: str | None = None,
+    held: int | None = None,
 ) -> Decimal:
-    """Plan selling `quantity` under the exit rail (nothing when TRAPPED, 25% of today's
-    volume when SLOW_EXIT; everything with `terms.rails` False); the estimated proceeds net
-    of the fee. `reason`: why it is sold (default: the signal turned AVOID). A sell priced
-    where `terms.booking` refuses it is left out (`DayPlan.left_out`, with the refusal) and
-    brings in nothing."""
+    """Plan selling `quantity` of a position of `held` shares (default: all of it) under the
+    exit rail, which judges the position (nothing when TRAPPED, 25% of today's volume when
+    it is SLOW_EXIT, whatever part of it is sold: a trim of a slow position is as slow to
+    sell; everything with `terms.rails` False); the estimated proceeds net of the fee.
+    `reason`: why it is sold (default: the signal turned AVOID). A sell priced where
+    `terms.booking` refuses it is left out (`DayPlan.left_out`, with the refusal) and brings
+    in nothing."""
     rails, realistic = terms.rails, terms.realistic
-    state = exit_state(day, quantity)
+    position = quantity if held is None else max(held, quantity)
+    state = exit_state(day, position)
     plan.would_trade += 1
-    sellable = state.sellable_today if rails else quantity
+    sellable = min(quantity, state.sellable_today) if rails else quantity
     if rails and sellable < quantity:
         if sellable == 0:
             plan.blocked_by_rails += 1
@@ -344,7 +353,7 @@ def plan_exit(
         **signal_dict(signal),
         "exit": state.as_dict(),
         "limits": {
-            "held": quantity,
+            "held": position,
             "sellable_today": sellable,
             "bound_by": "exit_rail" if sellable < quantity else "whole_position",
         },

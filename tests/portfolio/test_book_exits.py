@@ -62,6 +62,19 @@ def test_an_avoid_name_past_two_slots_is_not_trimmed_as_well() -> None:
     assert sell.rationale["reason"] == "turned AVOID: bad"
 
 
+def test_a_trim_of_a_slow_exit_position_sells_within_the_positions_rail() -> None:
+    """The exit rail judges the position, not the part a trim sells: X's 9,000 shares take 6
+    days at 25% of ADV_20 (SLOW_EXIT), so today sells at most 25% of today's 3,000 shares,
+    750, though the 5,934 shares trimmed back to the slot alone would take under 5 days."""
+    x = MarketDay("X", 10.0, 3_000, 6_000.0, bid=9.99, ask=10.01, volatility=0.01)
+    signals = {"X": Signal("X", 60.0, "HOLD", "MIDDLE", 0.0, 0.0, 0.001, 0.012, "ok")}
+    plan = plan_book(BookDay(Decimal(2_000), {"X": 9_000}, signals, {"X": x}, FeeSchedule()), Mandate(names=3))
+    (sell,) = _sells(plan, "X")
+    assert sell.rationale["reason"].startswith("trimmed to its slot")
+    assert sell.quantity == exit_state(x, 9_000).sellable_today == 750
+    assert sell.rationale["limits"] == {"held": 9_000, "sellable_today": 750, "bound_by": "exit_rail"}
+
+
 def _predict(engine, day, action: str, edge: float) -> None:
     row = {
         "symbol": "X",
