@@ -322,7 +322,8 @@ def plan_exit(
     sell; everything with `terms.rails` False); the estimated proceeds net of the fee.
     `reason`: why it is sold (default: the signal turned AVOID). A sell priced where
     `terms.booking` refuses it is left out (`DayPlan.left_out`, with the refusal) and brings
-    in nothing."""
+    in nothing; one whose proceeds do not cover its fee (a minimum fee on the few shares the
+    rail lets go) is skipped with that reason: it would cost the book more than it sells."""
     rails, realistic = terms.rails, terms.realistic
     position = quantity if held is None else max(held, quantity)
     state = exit_state(day, position)
@@ -348,6 +349,10 @@ def plan_exit(
         plan.left_out.append(Skip(day.symbol, "SELL", f"{reason}; left out: {refused}", exit=state.as_dict()))
         return Decimal(0)
     gross = (price * sellable).quantize(CENT)
+    if gross <= fee:  # a sell that brings in less than its fee (a minimum fee on a few shares)
+        why = f"{reason}; but its proceeds, {gross:.2f}, do not cover its fee, {fee:.2f}"
+        plan.skipped.append(Skip(day.symbol, "SELL", why, exit=state.as_dict()))
+        return Decimal(0)
     rationale: Rationale = {
         "reason": reason,
         **signal_dict(signal),
@@ -375,7 +380,8 @@ def fill_orders(
     """Fill the orders a decision made, in `sessions` (the next session's market; the
     decision's own with `realistic=False`): sells first, then buys within the cash their
     fills leave. Cash never goes below zero: a buy is cut to what the cash pays at its
-    fill price. An order for a symbol without a session lapses."""
+    fill price, and a sell whose fee is more than its proceeds and the cash lapses (a plan
+    does not make one: `plan_exit`). An order for a symbol without a session lapses."""
     run = Execution(cash=cash)
     for order in sorted(orders, key=lambda o: (o.side != "SELL",)):
         day = sessions.get(order.symbol)
@@ -390,6 +396,11 @@ def fill_orders(
         if done.lapsed:
             run.lapsed.append(Lapse(order.symbol, order.side, done.lapsed, done.lapse_reason))
         if done.quantity <= 0:
+            continue
+        if order.side == "SELL" and run.cash + done.gross - done.fee < 0:  # its fee past its proceeds and the cash
+            run.lapsed.append(
+                Lapse(order.symbol, order.side, done.quantity, "its proceeds and the cash do not pay its fee")
+            )
             continue
         rationale: Rationale = {
             **order.rationale,
