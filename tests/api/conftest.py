@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 
 import httpx
 import pytest
 
 from api.app import create_app
 from api.problems import PROBLEM_TYPES
+from desk import keys as keystore
 from market.settings import Settings
 from pipeline.serving import serve_in_thread
+from store.engine import service_engine
 from tests.api import world
 from tests.conftest import ADMIN_KEY
 
@@ -24,6 +28,18 @@ class Clock:
 
     def __call__(self):  # noqa: ANN204
         return self.moment
+
+
+@contextmanager
+def client_served(settings: Settings, client: str, moment: datetime) -> Iterator[tuple[httpx.Client, Clock]]:
+    """The app served over real HTTP at `moment` (its Clock, which the test moves), and a
+    client holding a new PRO key of `client`'s."""
+    key = keystore.generate(service_engine(settings), settings, client, "PRO", now=moment)["api_key"]
+    clock = Clock()
+    clock.moment = moment
+    with serve_in_thread(create_app(settings, now=clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        http.headers["X-API-Key"] = key
+        yield http, clock
 
 
 # One TLS context for every test's client: each httpx.Client otherwise builds its own from the

@@ -21,13 +21,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from api.app import create_app
-from desk import keys as keystore
 from market.settings import Settings
 from pipeline.runner import run_stage
-from pipeline.serving import serve_in_thread
 from store.engine import service_engine
-from tests.api.conftest import Clock
+from tests.api.conftest import Clock, client_served
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.clients import announce_action
 from tests.portfolio.seed import CALENDAR, DAY, seed_long_and_avoid
@@ -48,11 +45,7 @@ def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]
     settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000})
     engine = service_engine(settings)
     seed_long_and_avoid(engine)
-    key = keystore.generate(engine, settings, "Acme Ltd", "PRO", now=FRIDAY_NOON)["api_key"]
-    clock = Clock()
-    clock.moment = FRIDAY_NOON
-    with serve_in_thread(create_app(settings, now=clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
-        http.headers["X-API-Key"] = key
+    with client_served(settings, "Acme Ltd", FRIDAY_NOON) as (http, clock):
         assert http.post("/api/portfolio/cash", json={"amount": "100000.00"}).status_code == 201
         order = {"side": "buy", "symbol": "OUT", "quantity": 1000, "price": "20"}
         bought = http.post("/api/portfolio/trade", json=order)

@@ -18,13 +18,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from api.app import create_app
-from desk import keys as keystore
 from market.settings import Settings
 from pipeline.runner import run_stage
-from pipeline.serving import serve_in_thread
 from store.engine import service_engine
-from tests.api.conftest import Clock
+from tests.api.conftest import Clock, client_served
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
 
@@ -35,7 +32,7 @@ BAND = "the limit price 11.80 is outside the day's band 12.54-16.96 (15% around 
 
 
 @pytest.fixture
-def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, str, Settings]]:
+def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]:
     settings = settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY), "rate_limit_unauthenticated": 100_000})
     engine = service_engine(settings)
     seed_market(
@@ -55,21 +52,17 @@ def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, str, Setti
             "MID": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1, "held_edge": 0.01},
         },
     )
-    key = keystore.generate(engine, settings, "Wide Co", "PRO", now=FRIDAY_NOON)["api_key"]
-    clock = Clock()
-    clock.moment = FRIDAY_NOON
-    with serve_in_thread(create_app(settings, now=clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
-        http.headers["X-API-Key"] = key
+    with client_served(settings, "Wide Co", FRIDAY_NOON) as (http, clock):
         assert http.post("/api/portfolio/cash", json={"amount": "130000.00"}).status_code == 201
         bought = http.post(
             "/api/portfolio/trade", json={"side": "buy", "symbol": "WRM", "quantity": 8000, "price": "14.75"}
         )
         assert bought.status_code == 201, bought.text
-        yield http, clock, key, settings
+        yield http, clock, settings
 
 
 def test_every_planned_suggestion_confirms_and_a_trim_outside_the_band_is_left_out(served) -> None:
-    http, clock, _, settings = served
+    http, clock, settings = served
     stage = run_stage("t2_suggestions", MONDAY, settings=settings)
     clock.moment = MONDAY_MORNING
     listed = http.get("/api/suggestions").json()["items"]
@@ -99,11 +92,7 @@ def cash_short(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settin
     signals = {"LIQ": {"score": 80.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}}
     signals |= {s: {"score": 60.0, "action": "LONG", "tercile": "TOP", "weight": 0.1} for s in HELD}
     seed_predictions(engine, DAY, signals)
-    key = keystore.generate(engine, settings, "Short Co", "PRO", now=FRIDAY_NOON)["api_key"]
-    clock = Clock()
-    clock.moment = FRIDAY_NOON
-    with serve_in_thread(create_app(settings, now=clock)) as base, httpx.Client(base_url=base, timeout=30) as http:
-        http.headers["X-API-Key"] = key
+    with client_served(settings, "Short Co", FRIDAY_NOON) as (http, clock):
         assert http.post("/api/portfolio/cash", json={"amount": "1000000.00"}).status_code == 201
         for symbol in HELD:
             trade = {"side": "buy", "symbol": symbol, "quantity": 1200, "price": "100", "fees": "0"}

@@ -72,6 +72,17 @@ def _ingest(settings: Settings, feeds: list[str]):
         return ingest_text(service_engine(settings), settings, DAY, client, http)
 
 
+def _stored_and_counted(settings: Settings) -> tuple[dict, set, dict]:
+    """The stored news by title (its `published_at`), the ids the day's sentiment window
+    counts once the new documents are scored, and the stored ids by title."""
+    with service_engine(settings).begin() as conn:
+        stored = {r["title"]: r["published_at"] for r in current_rows(conn, tables.news_items)}
+        score_new_documents(conn)
+        counted = {t.doc_id for t in texts_in_window(conn, DAY)}
+        ids = {r["title"]: r["id"] for r in current_rows(conn, tables.news_items)}
+    return stored, counted, ids
+
+
 def _feed(*items: str) -> tuple[int, str, bytes]:
     return (
         200,
@@ -200,11 +211,7 @@ def test_a_stamp_without_a_zone_or_a_time_never_counts_before_the_close_it_may_f
         ).encode(),
     )
     _ingest(settings, [f"{url}/atom"])
-    with service_engine(settings).begin() as conn:
-        stored = {r["title"]: r["published_at"] for r in current_rows(conn, tables.news_items)}
-        score_new_documents(conn)
-        counted = {t.doc_id for t in texts_in_window(conn, DAY)}
-        ids = {r["title"]: r["id"] for r in current_rows(conn, tables.news_items)}
+    stored, counted, ids = _stored_and_counted(settings)
     assert stored == {
         "KCB after-close": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
         "KCB some-time-that-day": datetime(2026, 11, 21, 4, 59, 59, tzinfo=UTC),
@@ -398,11 +405,7 @@ def test_a_stamp_in_am_pm_or_an_unknown_zone_never_counts_before_the_close_it_ma
         )
     )
     _ingest(settings, [f"{url}/feed"])
-    with service_engine(settings).begin() as conn:
-        stored = {r["title"]: r["published_at"] for r in current_rows(conn, tables.news_items)}
-        score_new_documents(conn)
-        counted = {t.doc_id for t in texts_in_window(conn, DAY)}
-        ids = {r["title"]: r["id"] for r in current_rows(conn, tables.news_items)}
+    stored, counted, ids = _stored_and_counted(settings)
     assert stored == {
         "KCB pm": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
         "KCB pm-named-zone": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
