@@ -5,7 +5,9 @@ portfolio shows (views/valuation.py `portfolio_view`).
 
 **When** (`DelistingRule.after_sessions`, MARKETINTEL_DELIST_AFTER_SESSIONS, 60 by default;
 the backtest's `--delist-after`): a held name with no row for that many sessions is
-delisted from the session on which the gap reached the count (`Absence.delisted_on`). A
+delisted from the session on which the gap reached the count (`Absence.delisted_on`); in
+the store, the exchange's DELISTING notice dated after the name's last row delists it from
+the notice's date, whatever the count (`delisting_notices`). A
 session is a day on which the market has any row: the backtest's days, the store's dates
 with prices. Before then the position is carried at its last close with no trades
 (TRAPPED: out of liquid equity, as the rail says). A name that has a row again is no
@@ -319,11 +321,35 @@ def stored_absences(
     sessions.sort()
     through = max(day, count_of) if count_of is not None else day
     splits = stored_splits(conn, through, gone, after=min(gone.values()))
+    notices = delisting_notices(conn, day, gone)
     out = {}
     for symbol, last in gone.items():
         after = sessions[bisect_right(sessions, last) :]
         close = closes[(symbol, last)] / factor_between(splits, symbol, last, through)
-        out[symbol] = Absence(last, close, len(after), rule.delisted_on(after))
+        out[symbol] = Absence(last, close, len(after), _delisted_on(rule.delisted_on(after), notices.get(symbol)))
+    return out
+
+
+def _delisted_on(by_rule: date | None, by_notice: date | None) -> date | None:
+    """The earlier of the rule's session and the exchange's notice, where either is known."""
+    known = [d for d in (by_rule, by_notice) if d is not None]
+    return min(known) if known else None
+
+
+def delisting_notices(conn: Connection, day: date, last_rows: Mapping[str, date | None]) -> dict[str, date]:
+    """symbol -> the date of the exchange's latest DELISTING notice dated after the name's
+    last row (`last_rows`; None: never priced) and on or before `day`: the exchange's word
+    that the name is delisted, which needs no count of sessions. A notice on or before the
+    last row is not one (a row since is a name trading again: a ticker reused)."""
+    if not last_rows:
+        return {}
+    c = tables.corporate_actions.c
+    where = [c.kind == "DELISTING", c.action_date <= day, c.symbol.in_(sorted(last_rows))]
+    out: dict[str, date] = {}
+    for r in current_rows(conn, tables.corporate_actions, where=where):
+        last, on = last_rows[r["symbol"]], r["action_date"]
+        if (last is None or on > last) and on > out.get(r["symbol"], date.min):
+            out[r["symbol"]] = on
     return out
 
 
@@ -337,18 +363,12 @@ def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, d
     check a price against."""
     rule = stored_rule(conn, settings, day, [symbol])
     absence = stored_absences(conn, day, [symbol], rule).get(symbol)
-    p, c = tables.eod_prices.c, tables.corporate_actions.c
+    p = tables.eod_prices.c
     last_row = conn.execute(select(func.max(p.trading_date)).where(p.symbol == symbol, p.trading_date <= day)).scalar()
-    notices = [
-        r["action_date"]
-        for r in current_rows(
-            conn, tables.corporate_actions, where=[c.kind == "DELISTING", c.symbol == symbol, c.action_date <= day]
-        )
-        if last_row is None or r["action_date"] > last_row
-    ]
+    notice = delisting_notices(conn, day, {symbol: last_row}).get(symbol)
     last = f"{absence.last_close:,.2f} on {absence.last_row.isoformat()}" if absence is not None else None
-    if notices:
-        return f"{symbol} was delisted on {max(notices).isoformat()} (the exchange's delisting notice" + (
+    if notice is not None:
+        return f"{symbol} was delisted on {notice.isoformat()} (the exchange's delisting notice" + (
             f"; its last close was {last})" if last else ")"
         )
     if absence is not None and absence.delisted_on is not None:

@@ -5,9 +5,10 @@ Prices are each symbol's latest close on or before `day` (point in time); a symb
 did not trade on `day` is valued at its last close and flagged TRAPPED for that day, as
 the rail would. A symbol never priced is valued at its average cost and flagged
 UNPRICED, so equity never silently drops a holding. A symbol without a row for the
-delisting rule's sessions (portfolio/delisting.py, MARKETINTEL_DELIST_AFTER_SESSIONS) is
-flagged DELISTED and priced by the rule (nothing, unless a corporate action gives a value
-per share, or its last close), all of it out of liquid equity.
+delisting rule's sessions (portfolio/delisting.py, MARKETINTEL_DELIST_AFTER_SESSIONS), or
+that the exchange's DELISTING notice says is delisted, is flagged DELISTED and priced by
+the rule (nothing, unless a corporate action gives a value per share, or its last close),
+all of it out of liquid equity.
 
 The answer is a `PortfolioValuation` (frozen), read by attribute: the REST bodies, the
 GraphQL types and the summaries (views/portfolio.py, which the reports read) start from it.
@@ -65,7 +66,8 @@ class PositionValue:
     # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED, or DELISTED
     flags: tuple[str, ...] = described(
         "TRAPPED (no trade that day), SLOW_EXIT (over 5 days to exit), HIGH_SPREAD, UNPRICED (never priced: at its "
-        "average cost), DELISTED (no row for the delisting rule's sessions: at the rule's value)."
+        "average cost), DELISTED (the exchange's delisting notice, or no row for the delisting rule's sessions: at "
+        "the rule's value)."
     )
     # Of `quantity`, the shares of trades booked for a session after the current one (a
     # suggestion confirmed ahead of its session; negative for a sale booked ahead): they
