@@ -445,14 +445,18 @@ def _quote(last: Any, previous: float | None, scores: DayScores, halted: date | 
     """One symbol's latest quote from its last bar (`last`: symbol, trading_date, close,
     volume, rsi_14), the close of the bar before it (None without one), the day's scores
     and the date of the HALT notice it is under on the day (None while it trades); None
-    when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not "latest" any more)."""
+    when its last bar is more than `LATEST_LOOKBACK_DAYS` old (it is not "latest" any more).
+
+    A symbol without a bar on the day is quoted as the day's no-trade row, as the exchange
+    states an untraded name and a stored no-trade row reads: the day's date, the last
+    close, volume 0, change 0.0 (its last bar's date is in `reason` when it is unscored)."""
     day = scores.day
     if last.trading_date < day - timedelta(days=LATEST_LOOKBACK_DAYS):
         return None
     traded = last.trading_date == day
     prediction = scores.predictions.get(last.symbol)
     return {
-        "trading_date": last.trading_date,
+        "trading_date": day,
         "close": float(last.close),
         "volume": int(last.volume) if traded else 0,
         "halted_since": halted,

@@ -95,7 +95,8 @@ class LatestQuote(ApiModel):
     `reason` when the day is not scored for the ticker."""
 
     trading_date: date = Field(
-        description="Date of the ticker's last bar (older than the market day when it did not trade)."
+        description="The market day. A ticker without a bar that day is quoted as the day's no-trade row, as the "
+        "exchange states an untraded name: its last close, volume 0, change 0.0."
     )
     close: float
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")

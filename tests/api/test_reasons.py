@@ -83,7 +83,7 @@ def test_the_ai_rationale_and_the_suggestion_carry_the_reasons(api: Api) -> None
 
 def test_a_name_without_a_price_on_the_day_is_told_so_not_too_little_history(api: Api) -> None:
     """LIQ has months of history; without a bar on the day it has no prediction because no
-    price was delivered for it that day, and its quote says that (from its last bar)."""
+    price was delivered for it that day, and its quote says that (naming its last bar)."""
     from store import tables
     from store.history import append_history
     from tests.portfolio.seed import CALENDAR, price_row
@@ -94,7 +94,8 @@ def test_a_name_without_a_price_on_the_day_is_told_so_not_too_little_history(api
         append_history(conn, tables.instruments, [listed])
         append_history(conn, tables.eod_prices, [price_row("GONE", d, 9.0, 500, None, None) for d in (before,)])
     latest = api.acme("GET", "/api/market/latest").json()
-    assert latest["GONE"]["trading_date"] == before.isoformat() and latest["GONE"]["score"] is None
+    gone = latest["GONE"]  # the day's no-trade row (tests/api/test_untraded_quote.py); the reason names its last bar
+    assert (gone["trading_date"], gone["volume"], gone["score"]) == (DAY.isoformat(), 0, None)
     assert latest["GONE"]["reason"] == (
         f"GONE has no prediction for {DAY.isoformat()}: no price was delivered for it that day (its latest bar is "
         f"of {before.isoformat()}), and the model scores the names priced on the day"

@@ -16,7 +16,8 @@ from api.schemas.market import CHANGE_PCT, HALTED_SINCE, PREDICTION_FIELDS
 )
 class Quote:
     trading_date: date = strawberry.field(
-        description="Date of the last bar (older than the market day when it did not trade)."
+        description="The market day. A ticker without a bar that day is quoted as the day's no-trade row, as the "
+        "exchange states an untraded name: its last close, volume 0, change 0.0."
     )
     close: float
     volume: Shares
