@@ -54,7 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fraction, max_fill
+from market.costs import FALLBACK_SPREAD, FeeSchedule, affordable, impact_fraction
 from models.decisions import BOOK_NAMES, HORIZON, TARGET_EXPOSURE
 from models.metrics import edge_multiplier
 from portfolio.executor import (
@@ -404,7 +404,8 @@ def _swap(book: _Planning, candidates: list[Candidate]) -> bool:
     best, leaving = candidates[0], book.market[weakest]
     gap = book.outlook.worth(best.signal) - book.outlook.worth(book.signals[weakest])
     cost = pair_round_trip(leaving, book.held[weakest], best.day, best.shares, float(book.fees.rate))
-    if not gap > cost or exit_state(leaving, book.held[weakest]).sellable_today < book.held[weakest]:
+    sellable = book.terms.booked(leaving, exit_state(leaving, book.held[weakest]).sellable_today)
+    if not gap > cost or sellable < book.held[weakest]:
         return False
     held_edge = _edge(book.signals[weakest])
     if not _sell(book, weakest, book.held[weakest], "replaced"):  # left out (its price is not booked)
@@ -466,10 +467,8 @@ def _booked_whole(book: _Planning, day: MarketDay, wanted: int, bound_by: str) -
     `max_fill`, 25% of the session's volume), so its limit is a price the market could
     give the whole of it; the next morning's plan asks again for the rest. The AI book's
     and the backtest's orders are filled by the cost model, which applies the cap."""
-    fillable = max_fill(day.session())
-    if book.booking is None or wanted <= fillable:
-        return wanted, bound_by
-    return fillable, "session_volume"
+    fillable = book.terms.booked(day, wanted)
+    return (wanted, bound_by) if fillable == wanted else (fillable, "session_volume")
 
 
 def _cash_cap(book: _Planning, day: MarketDay, wanted: int) -> int:

@@ -35,7 +35,7 @@ from market.costs import MONEY, CostBreakdown, FeeSchedule, FillJson, affordable
 from market.money import Fraction, Money, Price
 from market.plain import JsonValue
 from models.reasons import ServedReasons
-from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, exit_state
+from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, booked_whole, exit_state
 from store.splits import Split, factor_between
 
 CENT = MONEY
@@ -302,6 +302,12 @@ class PlanTerms:
     realistic: bool = True
     booking: PriceRule | None = None
 
+    def booked(self, day: MarketDay, wanted: int) -> int:
+        """What an order of `wanted` shares asks for: where `booking` books it whole at its
+        limit (a morning suggestion), at most what one session fills (rails `booked_whole`);
+        else `wanted`, as the AI book's and the backtest's fills apply the cap."""
+        return wanted if self.booking is None else booked_whole(day, wanted)
+
     def refusal(self, symbol: str, price: Decimal) -> str | None:
         """Why `booking` refuses `price` for `symbol` (None: it is booked as planned)."""
         return None if self.booking is None else self.booking(symbol, price)
@@ -319,7 +325,9 @@ def plan_exit(
     """Plan selling `quantity` of a position of `held` shares (default: all of it) under the
     exit rail, which judges the position (nothing when TRAPPED, 25% of today's volume when
     it is SLOW_EXIT, whatever part of it is sold: a trim of a slow position is as slow to
-    sell; everything with `terms.rails` False); the estimated proceeds net of the fee.
+    sell; everything with `terms.rails` False), and, where it is booked whole (a morning
+    suggestion: `terms.booked`), at most what one session fills; the estimated proceeds net
+    of the fee.
     `reason`: why it is sold (default: the signal turned AVOID). A sell priced where
     `terms.booking` refuses it is left out (`DayPlan.left_out`, with the refusal) and brings
     in nothing; one whose proceeds do not cover its fee (a minimum fee on the few shares the
@@ -328,7 +336,8 @@ def plan_exit(
     position = quantity if held is None else max(held, quantity)
     state = exit_state(day, position)
     plan.would_trade += 1
-    sellable = min(quantity, state.sellable_today) if rails else quantity
+    railed = min(quantity, state.sellable_today) if rails else quantity
+    sellable = terms.booked(day, railed)
     if rails and sellable < quantity:
         if sellable == 0:
             plan.blocked_by_rails += 1
@@ -360,13 +369,20 @@ def plan_exit(
         "limits": {
             "held": position,
             "sellable_today": sellable,
-            "bound_by": "exit_rail" if sellable < quantity else "whole_position",
+            "bound_by": _sell_bound_by(quantity, railed, sellable),
         },
         "close": day.close,
         "rails": rails,
     }
     plan.orders.append(Order(day.symbol, "SELL", sellable, price, fee, rationale))
     return gross - fee
+
+
+def _sell_bound_by(quantity: int, railed: int, sellable: int) -> str:
+    """What held a sell of `quantity` to `sellable` shares (`railed` after the exit rail)."""
+    if sellable < railed:
+        return "session_volume"
+    return "exit_rail" if railed < quantity else "whole_position"
 
 
 def fill_orders(

@@ -39,7 +39,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from market.costs import MAX_PARTICIPATION, Session
+from market.costs import MAX_PARTICIPATION, Session, max_fill
 from market.liquidity import MAX_ENTRY_SPREAD, MIN_ADV, entry_gates, known, spread_fraction
 
 MAX_ADV_SHARE = 0.15
@@ -228,6 +228,14 @@ def exit_state(day: MarketDay, quantity: int) -> ExitState:
     else:
         sellable = quantity
     return ExitState(tuple(flags), days, spread, source, sellable)
+
+
+def booked_whole(day: MarketDay, wanted: int) -> int:
+    """The most of `wanted` shares an order booked whole at its limit, without a fill (a
+    morning suggestion, whose confirmation is its trade), may ask for: what one session
+    fills, 25% of `day`'s volume (market/costs.py `max_fill`), the cap the AI book's and the
+    backtest's fills apply to every order, a buy or a sell, slow or not."""
+    return min(wanted, max_fill(day.session()))
 
 
 def illiquid_discount(day: MarketDay, quantity: int) -> float:

@@ -34,8 +34,9 @@ listing, confirming and rejecting apply the same rule at their own moment.
 
 Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
 pending and unexpired; a buy still passes the entry gates with the resulting position and
-is affordable with fees; a sell is still held and sellable under the exit rail (the rails
-read the latest priced day on D's count); the limit price is still within the price band of
+is affordable with fees; a sell is still held, sellable under the exit rail and no more than
+one session fills (`rails.booked_whole`, the cap every suggestion is planned within: the
+rails read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
 close stored after T2 planned is refused, not booked); D's share count and the dividends
 going ex by D are those the plan read (`_count_moved`, `_dividend_moved`).
@@ -73,7 +74,7 @@ from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.executor import PriceRule, Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, reference_market
-from portfolio.rails import check_entry, exit_state
+from portfolio.rails import booked_whole, check_entry, exit_state
 from portfolio.trading import within_band
 from store import tables
 from store.history import append_history, current_rows
@@ -602,6 +603,10 @@ def _execute(
         if quantity > state.sellable_today:
             raise TradeRejected(
                 f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
+            )
+        if quantity > booked_whole(day, quantity):
+            raise TradeRejected(
+                f"one session fills at most {booked_whole(day, quantity)} {symbol} (25% of its {day.volume:,} shares)"
             )
     _count_moved(conn, suggestion)
     _dividend_moved(conn, suggestion)

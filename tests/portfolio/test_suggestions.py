@@ -413,3 +413,52 @@ def test_a_buy_suggestion_is_what_one_session_fills_at_the_price_the_preview_sho
     assert planned.quantity == preview.fillable_in_one_session == 500
     assert planned.reason["limits"]["bound_by"] == "session_volume"
     assert Decimal(planned.limit_price) == limit_price("BUY", Decimal(preview.price))
+
+
+def _thin_sell(settings: Settings) -> tuple:
+    """10,000 LIQ held (ADV_20 40,000) and AVOID on a session of 2,000 shares: the engine,
+    the portfolio and its one pending sell suggestion."""
+    from portfolio.trading import ManualTrade, place_manual_trade
+
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "today_volume": 2_000, "bid": 49.9, "ask": 50.1}})
+    seed_predictions(engine, DAY, {"LIQ": {"score": 10.0, "action": "AVOID", "tercile": "BOTTOM", "weight": 0.0}})
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "600000", now=MORNING - timedelta(days=3))
+    place_manual_trade(
+        engine, settings, CALENDAR, acme, ManualTrade("buy", "LIQ", 10_000, 50), now=MORNING - timedelta(days=3)
+    )
+    run_stage("t2_suggestions", MONDAY, settings=settings)
+    (sell,) = suggestions.list_pending(engine, acme, now=MORNING)
+    return engine, acme, sell
+
+
+def test_a_sell_suggestion_is_what_one_session_fills_and_the_rest_is_asked_again(settings: Settings) -> None:
+    """A client holds 10,000 LIQ (a quarter of its ADV_20 of 40,000: not a slow exit) when it
+    turns AVOID on a thin session of 2,000 shares. T2 suggested selling all 10,000, booked
+    whole at its limit on confirmation, where the AI book's sell of the same position fills
+    at most 25% of the session (500) and the rest lapses. The suggestion asks for what one
+    session fills, as a buy suggestion does, and says what bound it; the next morning's plan
+    asks again for the rest."""
+    from portfolio.trading import preview_trade
+
+    engine, acme, sell = _thin_sell(settings)
+    with engine.connect() as conn:
+        preview = preview_trade(conn, settings, CALENDAR, "SELL", "LIQ", 10_000, MORNING)
+    assert (sell.side, sell.quantity) == ("SELL", preview.fillable_in_one_session) == ("SELL", 500)
+    assert sell.reason["limits"]["bound_by"] == "session_volume" and "SLOW_EXIT" not in sell.reason["exit"]["flags"]
+    assert suggestions.confirm(engine, settings, CALENDAR, acme, sell.suggestion_id, now=MORNING).state == "CONFIRMED"
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, acme)["LIQ"].quantity == 9_500
+
+
+def test_a_sell_confirmed_on_a_thinner_reference_session_is_refused_past_its_fill(settings: Settings) -> None:
+    """The confirmation re-checks the cap on the latest priced session: a close of 1,000
+    shares stored since T2 planned 500 lets one session fill 250, so the 500 are refused
+    with that reason and nothing is booked."""
+    engine, acme, sell = _thin_sell(settings)
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("LIQ", MONDAY, 50.0, 1_000, 49.9, 50.1)])
+    with pytest.raises(TradeRejected, match="one session fills at most 250 LIQ"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, sell.suggestion_id, now=MORNING)
+    assert _events(engine, sell.suggestion_id) == ["PENDING"]
