@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from decimal import Decimal
 from pathlib import Path
 
@@ -204,10 +204,7 @@ def demo_admin_key(settings: Settings) -> tuple[Settings, str]:
     if settings.admin_key is None or not settings.admin_key.get_secret_value():
         path = settings.admin_key_file
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(f"svc-admin-{random.token_hex(16)}\n")
+            _write_secret(path, f"svc-admin-{random.token_hex(16)}", keep_existing=True)
         settings = settings.model_copy(update={"admin_key": SecretStr(path.read_text().strip())})
     settings.checked_admin_key()
     return settings, settings.admin_key_origin()
@@ -279,15 +276,26 @@ def demo_client_key(settings: Settings) -> tuple[str, str, str]:
     return key, how, f"demo client key kept in {path} (mode 0600): the next demo reuses it{revoked}"
 
 
-def _write_secret(path: Path, secret: str) -> None:
-    """`secret` into `path`, mode 0600 from the start, replacing it atomically."""
+def _write_secret(path: Path, secret: str, *, keep_existing: bool = False) -> None:
+    """`secret` into `path`, mode 0600 from the start: written whole to a private file that
+    takes the name only once complete, so a stop leaves no partial secret and nobody else
+    can read it at any moment. It replaces `path`; with `keep_existing` it takes the name
+    only where no other writer did first (`os.link` refuses an existing name: two demos
+    started at once keep one admin key, the first one's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     partial.unlink(missing_ok=True)
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(f"{secret}\n")
-    os.replace(partial, path)
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"{secret}\n")
+        if not keep_existing:
+            os.replace(partial, path)
+        else:
+            with suppress(FileExistsError):
+                os.link(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _demo_client(settings: Settings) -> str:

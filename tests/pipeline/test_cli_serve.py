@@ -145,3 +145,31 @@ def test_serve_after_demo_no_serve_finds_the_key_the_demo_kept(
     assert result.output.splitlines()[-1] == f"admin key for `marketintel serve`: {kept}"
     assert oct(kept.stat().st_mode & 0o777) == "0o600"
     assert _serve_and_list_keys(kept.read_text().strip()) == (200, 401)
+
+
+def test_a_demo_stopped_while_writing_the_admin_key_leaves_no_partial_key(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo created secrets_dir/admin-key, then wrote the key into it: a demo stopped
+    between the two left an empty key file, and every later demo and serve failed on it
+    until a user deleted it. The key is written whole to a private file (0600 from its
+    creation) that takes the name only once complete: a stop leaves no key file, and the
+    next demo generates one."""
+    import os
+
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    settings = Settings(_env_file=None, secrets_dir=tmp_path)
+
+    def stopped(fd: int, *_: object) -> None:  # Ctrl-C once the file is created, before the key is in it
+        os.close(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fdopen", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        demo_admin_key(settings)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    monkeypatch.delenv("MARKETINTEL_ADMIN_KEY", raising=False)
+    served, _ = demo_admin_key(settings)
+    assert served.checked_admin_key() == settings.admin_key_file.read_text().strip()
+    assert oct(settings.admin_key_file.stat().st_mode & 0o777) == "0o600" and len(list(tmp_path.iterdir())) == 1
