@@ -77,7 +77,7 @@ import re
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from typing import Required, TypedDict
 
 from sqlalchemy import Connection, Engine
@@ -878,7 +878,8 @@ def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None)
     the record's symbol from `held` (the ledger's position that day) to the statement's
     holding and, where the statement states an average cost, to its cost basis (quantity
     x average cost): a buy of the difference priced so that the cost basis is the
-    statement's ((stated cost - the ledger's cost basis) / difference); a sale at the
+    statement's ((stated cost - the ledger's cost basis) / difference, in lots at the
+    ledger's scale: `_book_lots`); a sale at the
     statement's market price, else the symbol's last close on or before the statement's
     day (StatementRejected naming it when it has none). Where that leaves the cost basis
     other than the statement's (the difference's price would not be positive, a sale, or
@@ -890,8 +891,7 @@ def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None)
     target = after * stated if stated is not None and after else None
     synced: list[HoldingSynced] = []
     if after > before and target is not None and target > cost:
-        price = ((target - cost) / (after - before)).quantize(ledger.CENT)
-        synced.append(_book_sync(sync, symbol, "BUY", before, after, price))
+        synced.extend(_book_lots(sync, symbol, before, after, target - cost))
     elif after != before:
         side = "BUY" if after > before else "SELL"
         price = (parsed.prices if side == "BUY" else parsed.sale_prices).get(symbol) or record.last_close
@@ -946,18 +946,41 @@ def _stated_cost(parsed: ParsedStatement, symbol: str) -> Decimal | None:
 def _rebased(sync: _Sync, symbol: str, target: Decimal) -> list[HoldingSynced]:
     """The cost-basis adjustment of a holding already of the statement's quantity whose
     cost basis is not the statement's `target` (to the cent): the ledger holds a cost
-    basis only through trades, so the holding is sold at the ledger's own average cost
-    (no gain or loss, to the ledger's six decimals) and bought back at the statement's
-    average cost, both moving no cash; the statement's day becomes its purchase date."""
+    basis only through trades, so the holding is sold at its own cost basis (no gain or
+    loss) and bought back at the statement's, each in lots at the ledger's scale
+    (`_book_lots`), both moving no cash; the statement's day becomes its purchase date."""
     position = ledger.holdings(sync.conn, sync.portfolio_id, sync.parsed.as_of)[symbol]
     if abs(position.cost_basis - target) < CENTS:
         return []
     quantity = position.quantity
-    own = (position.cost_basis / quantity).quantize(ledger.CENT)
     return [
-        _book_sync(sync, symbol, "SELL", quantity, 0, own),
-        _book_sync(sync, symbol, "BUY", 0, quantity, sync.parsed.prices[symbol]),
+        *_book_lots(sync, symbol, quantity, 0, position.cost_basis),
+        *_book_lots(sync, symbol, 0, quantity, target),
     ]
+
+
+def _lots(total: Decimal, quantity: int) -> list[tuple[int, Decimal]]:
+    """`quantity` shares priced at the ledger's six decimals so that they add up to `total`
+    to that scale: one lot at total / quantity where that has six decimals, else the shares
+    split between that price rounded down and one millionth above it. A stated average cost
+    of 50.1234567 on 2,000,000 shares is 600,000 at 50.123456 and 1,400,000 at 50.123457,
+    100,246,913.40 as the statement says, where one lot at 50.123457 is 0.60 more."""
+    step = ledger.CENT
+    total = total.quantize(step)
+    low = (total / quantity).quantize(step, rounding=ROUND_FLOOR)
+    above = int((total - low * quantity) / step)
+    return [(q, p) for q, p in ((quantity - above, low), (above, low + step)) if q > 0]
+
+
+def _book_lots(sync: _Sync, symbol: str, before: int, after: int, total: Decimal) -> list[HoldingSynced]:
+    """The STATEMENT_SYNC trades from `before` to `after` shares whose value is `total` to
+    the ledger's scale (`_lots`): a buy adds exactly that cost basis, a sale of the whole
+    holding at its cost basis realises nothing."""
+    side, sign, synced = ("BUY", 1, []) if after > before else ("SELL", -1, [])
+    for quantity, price in _lots(total, abs(after - before)):
+        synced.append(_book_sync(sync, symbol, side, before, before + sign * quantity, price))
+        before += sign * quantity
+    return synced
 
 
 def _book_sync(sync: _Sync, symbol: str, side: str, before: int, after: int, price: Decimal) -> HoldingSynced:

@@ -770,3 +770,27 @@ def test_a_weekend_deposit_is_kept_on_top_of_the_fridays_statement(client, weeke
     assert result["changes"][-1]["carried"]["cash_movements_after"] == 1  # the Saturday deposit
     held, cash, _ = _state(engine, portfolio_id)
     assert held == {} and cash == Decimal("300000")
+
+
+def test_a_stated_average_cost_past_six_places_is_the_cost_basis_to_the_cent(client) -> None:
+    """A broker prints LIQ's average cost as 50.1234567 on 2,000,000 shares: a cost basis of
+    100,246,913.40. The sync booked its buy at the ledger's six decimals, 50.123457, a cost
+    basis of 100,246,914.00: 0.60 more than the statement, and an unrealised PnL 0.60 less.
+    What the client is shown is the statement's figure, to the cent."""
+    from views.valuation import portfolio_view
+
+    engine, settings, portfolio_id = client
+    rows = ["LIQ Liquid Holdings Ltd 2,000,000 50.1234567 52.00 104,000,000.00"]
+    totals = ["Total Market Value: 104,000,000.00", "Cash Balance: 0.00", "Total Portfolio Value: 104,000,000.00"]
+    pdf = _valuation(*rows, *totals)
+    assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "SYNCED"
+    with engine.connect() as conn:
+        (position,) = portfolio_view(conn, portfolio_id, AS_OF).positions
+    assert position.cost_basis == Decimal("100246913.40")
+    assert position.unrealized_pnl == Decimal("104000000.00") - Decimal("100246913.40")
+    # the broker restates the cost (50.7654321): rebased to it, and the rebase realises nothing
+    pdf = _valuation(rows[0].replace("50.1234567", "50.7654321"), *totals)
+    assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "SYNCED"
+    with engine.connect() as conn:
+        (position,) = portfolio_view(conn, portfolio_id, AS_OF).positions
+    assert (position.cost_basis, position.realized_pnl) == (Decimal("101530864.20"), 0)
