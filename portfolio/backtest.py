@@ -464,7 +464,8 @@ class _Replay:
                 continue
             last = self.position[last_row]
             after = [d.day for d in self.days[last + 1 : min(number, last + rule.after_sessions) + 1]]
-            out[symbol] = Absence(last_row, prepared.market[symbol].close, number - last, rule.delisted_on(after))
+            delisted_on = rule.delisted_on(after, rule.notice(symbol, last_row, prepared.day))
+            out[symbol] = Absence(last_row, prepared.market[symbol].close, number - last, delisted_on)
         return out
 
 

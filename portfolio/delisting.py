@@ -7,7 +7,7 @@ portfolio shows (views/valuation.py `portfolio_view`).
 the backtest's `--delist-after`): a held name with no row for that many sessions is
 delisted from the session on which the gap reached the count (`Absence.delisted_on`); in
 the store, the exchange's DELISTING notice dated after the name's last row delists it from
-the notice's date, whatever the count (`delisting_notices`). A
+the notice's date, whatever the count (`DelistingRule.notices`, `stored_rule`). A
 session is a day on which the market has any row: the backtest's days, the store's dates
 with prices. Before then the position is carried at its last close with no trades
 (TRAPPED: out of liquid equity, as the rail says). A name that has a row again is no
@@ -71,13 +71,23 @@ class Settlement:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """The exchange's DELISTING notice of `symbol`, dated `on`."""
+
+    symbol: str
+    on: date
+
+
+@dataclass(frozen=True)
 class DelistingRule:
-    """After `after_sessions` sessions without a row a held position is delisted and worth
-    `reading` (module docstring); `settlements`: the corporate actions that give a value."""
+    """After `after_sessions` sessions without a row, or from the exchange's DELISTING notice
+    dated after its last row (`notices`), a held position is delisted and worth `reading`
+    (module docstring); `settlements`: the corporate actions that give a value."""
 
     after_sessions: int = DEFAULT_AFTER_SESSIONS
     reading: str = NOTHING
     settlements: tuple[Settlement, ...] = ()
+    notices: tuple[Notice, ...] = ()
 
     def __post_init__(self) -> None:
         if self.after_sessions < 1:
@@ -86,8 +96,10 @@ class DelistingRule:
             raise ValueError(f"a delisted position is worth {' or '.join(READINGS)}, not {self.reading!r}")
 
     @classmethod
-    def of(cls, settings: DelistingSettings, settlements: Iterable[Settlement] = ()) -> DelistingRule:
-        return cls(settings.delist_after_sessions, settings.delisted_value, tuple(settlements))
+    def of(
+        cls, settings: DelistingSettings, settlements: Iterable[Settlement] = (), notices: Iterable[Notice] = ()
+    ) -> DelistingRule:
+        return cls(settings.delist_after_sessions, settings.delisted_value, tuple(settlements), tuple(notices))
 
     @property
     def other(self) -> str:
@@ -99,10 +111,19 @@ class DelistingRule:
         known = [s for s in self.settlements if s.symbol == symbol and s.on <= day]
         return max(known, key=lambda s: s.on).value if known else None
 
-    def delisted_on(self, sessions_after_last_row: list[date]) -> date | None:
-        """The session on which a gap that began after the last row reached the count."""
+    def notice(self, symbol: str, last_row: date | None, day: date) -> date | None:
+        """The date of the latest DELISTING notice of `symbol` after its `last_row` (None:
+        never priced) and on or before `day`: a notice on or before the last row is not one
+        (a row since is a name trading again: a ticker reused)."""
+        after = last_row or date.min
+        return max((n.on for n in self.notices if n.symbol == symbol and after < n.on <= day), default=None)
+
+    def delisted_on(self, sessions_after_last_row: list[date], notice: date | None = None) -> date | None:
+        """The session on which a gap that began after the last row reached the count, or
+        the exchange's `notice` (`notice`) where that is earlier."""
         n = self.after_sessions
-        return sessions_after_last_row[n - 1] if len(sessions_after_last_row) >= n else None
+        counted = sessions_after_last_row[n - 1] if len(sessions_after_last_row) >= n else None
+        return min((d for d in (counted, notice) if d is not None), default=None)
 
     def describe(self) -> str:
         worth = (
@@ -262,8 +283,22 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
 # ---- the store's reading, for the live book and the positions -------------------------------
 def stored_rule(conn: Connection, settings: DelistingSettings, day: date, symbols: Iterable[str]) -> DelistingRule:
     """The rule the settings state, with the stored corporate actions that give a value to
-    `symbols` by `day` (`stored_settlements`)."""
-    return DelistingRule.of(settings, stored_settlements(conn, day, symbols))
+    `symbols` by `day` (`stored_settlements`) and the exchange's DELISTING notices of them.
+    A name is delisted from the notice on, whatever the count: the notice a trade in it is
+    refused with (`delisted_since`), so its positions read DELISTED, not carried at their
+    last close with the rail's TRAPPED and SLOW_EXIT flags."""
+    wanted = sorted(set(symbols))
+    return DelistingRule.of(settings, stored_settlements(conn, day, wanted), stored_notices(conn, day, wanted))
+
+
+def stored_notices(conn: Connection, day: date, symbols: Iterable[str]) -> list[Notice]:
+    """The DELISTING notices stored for `symbols` up to `day`, with or without an amount."""
+    wanted = sorted(set(symbols))
+    if not wanted:
+        return []
+    c = tables.corporate_actions.c
+    where = [c.kind == "DELISTING", c.action_date <= day, c.symbol.in_(wanted)]
+    return [Notice(r["symbol"], r["action_date"]) for r in current_rows(conn, tables.corporate_actions, where=where)]
 
 
 def stored_settlements(conn: Connection, day: date, symbols: Iterable[str]) -> list[Settlement]:
@@ -321,35 +356,11 @@ def stored_absences(
     sessions.sort()
     through = max(day, count_of) if count_of is not None else day
     splits = stored_splits(conn, through, gone, after=min(gone.values()))
-    notices = delisting_notices(conn, day, gone)
     out = {}
     for symbol, last in gone.items():
         after = sessions[bisect_right(sessions, last) :]
         close = closes[(symbol, last)] / factor_between(splits, symbol, last, through)
-        out[symbol] = Absence(last, close, len(after), _delisted_on(rule.delisted_on(after), notices.get(symbol)))
-    return out
-
-
-def _delisted_on(by_rule: date | None, by_notice: date | None) -> date | None:
-    """The earlier of the rule's session and the exchange's notice, where either is known."""
-    known = [d for d in (by_rule, by_notice) if d is not None]
-    return min(known) if known else None
-
-
-def delisting_notices(conn: Connection, day: date, last_rows: Mapping[str, date | None]) -> dict[str, date]:
-    """symbol -> the date of the exchange's latest DELISTING notice dated after the name's
-    last row (`last_rows`; None: never priced) and on or before `day`: the exchange's word
-    that the name is delisted, which needs no count of sessions. A notice on or before the
-    last row is not one (a row since is a name trading again: a ticker reused)."""
-    if not last_rows:
-        return {}
-    c = tables.corporate_actions.c
-    where = [c.kind == "DELISTING", c.action_date <= day, c.symbol.in_(sorted(last_rows))]
-    out: dict[str, date] = {}
-    for r in current_rows(conn, tables.corporate_actions, where=where):
-        last, on = last_rows[r["symbol"]], r["action_date"]
-        if (last is None or on > last) and on > out.get(r["symbol"], date.min):
-            out[r["symbol"]] = on
+        out[symbol] = Absence(last, close, len(after), rule.delisted_on(after, rule.notice(symbol, last, day)))
     return out
 
 
@@ -365,7 +376,7 @@ def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, d
     absence = stored_absences(conn, day, [symbol], rule).get(symbol)
     p = tables.eod_prices.c
     last_row = conn.execute(select(func.max(p.trading_date)).where(p.symbol == symbol, p.trading_date <= day)).scalar()
-    notice = delisting_notices(conn, day, {symbol: last_row}).get(symbol)
+    notice = rule.notice(symbol, last_row, day)
     last = f"{absence.last_close:,.2f} on {absence.last_row.isoformat()}" if absence is not None else None
     if notice is not None:
         return f"{symbol} was delisted on {notice.isoformat()} (the exchange's delisting notice" + (

@@ -14,7 +14,7 @@ import pytest
 from market.costs import FeeSchedule
 from portfolio.backtest import run_backtest
 from portfolio.book import Mandate
-from portfolio.delisting import LAST_CLOSE, NOTHING, DelistingRule, Settlement
+from portfolio.delisting import LAST_CLOSE, NOTHING, DelistingRule, Notice, Settlement
 
 FEES = FeeSchedule()
 BOOK = Mandate(names=2, rebalance_every=3)
@@ -190,3 +190,17 @@ def test_the_live_book_delists_a_held_name_whose_rows_end_and_its_day_and_positi
         0,
     )
     assert before.flags == ("TRAPPED",) and before.market_value == held * 50
+
+
+def test_the_exchanges_notice_delists_a_name_in_a_replay_as_in_the_live_book() -> None:
+    """The track record's null books replay the store's days under the live book's rule
+    (`stored_rule`): a DELISTING notice dated the session after LIQ's last row delists it
+    there, as the live book's positions are, not 5 sessions on; a notice before the last row
+    (a ticker reused) is none."""
+    notice = Notice("LIQ", day(STOPS_AFTER))
+    result = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=DelistingRule(5, notices=(notice,)))
+    [episode] = result.delistings
+    assert (episode["last_row"], episode["delisted_on"]) == (day(STOPS_AFTER - 1), day(STOPS_AFTER))
+    earlier = DelistingRule(5, notices=(Notice("LIQ", day(STOPS_AFTER - 2)),))
+    [episode] = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=earlier).delistings
+    assert episode["delisted_on"] == day(STOPS_AFTER - 1 + 5)
