@@ -47,7 +47,7 @@ from pipeline import validation
 from pipeline.scoring import stored_scores
 from store import tables
 from store.history import current_rows
-from store.panels import price_panel
+from store.panels import price_panel, rows_on_series
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +127,13 @@ def live_outcomes(
     where = [p.trading_date < day, p.horizon_days == horizon]
     recent = where + ([p.trading_date >= priced[0]] if priced else [])
     read = current_rows(conn, tables.predictions, where=recent, columns=OUTCOME_COLUMNS)
-    live = outcomes(served_predictions(read), prices, horizon)
+    live = outcomes(served_predictions(rows_on_series(conn, read, day)), prices, horizon)
     if len(live) >= t.live_outcomes or not priced:
         return live
     if not conn.execute(select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first():
         return live
-    every = served_predictions(current_rows(conn, tables.predictions, where=where, columns=OUTCOME_COLUMNS))
+    every = current_rows(conn, tables.predictions, where=where, columns=OUTCOME_COLUMNS)
+    every = served_predictions(rows_on_series(conn, every, day))
     return outcomes(every, price_panel(conn, day), horizon)
 
 
@@ -199,11 +200,13 @@ def build_reference(conn: Connection, horizon: int) -> Reference:
     """The record's inputs (the history's panel up to its last day, from its first),
     and the Scores and outcomes of its calibrated served predictions (`calibrated`)."""
     v = tables.validation_predictions.c
-    served = served_predictions(current_rows(conn, tables.validation_predictions, where=[v.horizon_days == horizon]))
-    first, last = min(served), max(served)
+    stored = current_rows(conn, tables.validation_predictions, where=[v.horizon_days == horizon])
+    first, last = min(r["trading_date"] for r in stored), max(r["trading_date"] for r in stored)
     panel = validation.history_panel(conn, last, horizon)
     panel = panel.assign(traded=panel["volume"].fillna(0) > 0)
-    closes = price_panel(conn, outcomes_end(conn, last, horizon), since=first)
+    end = outcomes_end(conn, last, horizon)
+    closes = price_panel(conn, end, since=first)
+    served = served_predictions(rows_on_series(conn, stored, end))
     inputs = panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True)
     scored = calibrated(served)
     scores = pd.DataFrame(

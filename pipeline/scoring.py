@@ -52,7 +52,7 @@ from models.sentiment.composite import METHOD
 from models.walkforward import WalkForwardConfig
 from store import tables
 from store.history import append_history, current_rows
-from store.panels import latest_model, price_panel, risk_models, sentiment_composites
+from store.panels import latest_model, on_series, price_panel, risk_models, rows_on_series, sentiment_composites
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def stored_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.
         c = table.c
         where = [c.trading_date >= since, c.trading_date < day, c.horizon_days == horizon]
         reads.append(current_rows(conn, table, where=where, columns=SCORE_COLUMNS))
-    return served_scores(reads)
+    return on_series(conn, served_scores(reads), day)
 
 
 def stored_raw_scores(conn: Connection, since: date, day: date, horizon: int) -> pd.DataFrame:
@@ -243,7 +243,9 @@ def track_record(conn: Connection, day: date, horizon: int, panel: pd.DataFrame)
     c = tables.predictions.c
     columns = [x.name for x in tables.predictions.c if x.name != "reasons"]  # the record reads no reasons
     where = [c.trading_date < day, c.horizon_days == horizon]
-    served = served_rows(current_rows(conn, tables.predictions, where=where, columns=columns))
+    served = rows_on_series(
+        conn, served_rows(current_rows(conn, tables.predictions, where=where, columns=columns)), day
+    )
     predictions = pd.DataFrame(served, columns=columns)
     if predictions.empty:
         return {}

@@ -51,7 +51,7 @@ from portfolio.ledger import split_quantity
 from portfolio.rails import TRAPPED, MarketDay, exit_state
 from portfolio.track_record import COST_PARTS, TrackRecord, breakdown, daily_returns, equal_weight_liquid, statistics
 from portfolio.track_record import by_year as yearly
-from store.splits import Split, factor_between
+from store.splits import Split, factor_between, followed
 
 FILL_DESCRIPTIONS = {
     "costed": "next session, cost model",
@@ -444,8 +444,15 @@ class _Replay:
         """The holdings and the orders pending since `since` on `day`'s share count, by the
         `splits` with an ex-date after `since` and on or before `day` (store/splits.py
         `factor_between`), as the live book has them: the whole shares the ledger keeps
-        (`ledger.split_quantity`) and its pending orders adjusted (`split_adjusted`)."""
-        for symbol in {s.symbol for s in splits} & self.held.keys():
+        (`ledger.split_quantity`) and its pending orders adjusted (`split_adjusted`). A
+        rename carries the holding on under the new symbol first, as the ledger does
+        (`ledger._apply_rename`): the company's series goes on under it (`store.splits.joined`)."""
+        for rename in (s for s in splits if s.new_symbol is not None and since < s.ex_date <= day):
+            if rename.symbol in self.held:
+                moved = self.held.pop(rename.symbol)
+                self.held[str(rename.new_symbol)] = self.held.get(str(rename.new_symbol), 0) + moved
+        splits = followed(splits, day)  # a split named under the old symbol follows the holding
+        for symbol in {s.symbol for s in splits if s.new_symbol is None} & self.held.keys():
             kept = split_quantity(self.held[symbol], factor_between(splits, symbol, since, day))
             if kept > 0:
                 self.held[symbol] = kept

@@ -36,7 +36,7 @@ from market.money import Fraction, Money, Price
 from market.plain import JsonValue
 from models.reasons import ServedReasons
 from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, booked_whole, exit_state
-from store.splits import Split, factor_between
+from store.splits import Split, factor_between, renamed_on
 
 CENT = MONEY
 
@@ -437,12 +437,14 @@ def split_adjusted(orders: list[Order], splits: Sequence[Split], decided_on: str
     1/factor of the price; its rationale says so. Without this a sell planned before a 1:2
     consolidation asked the next session for twice the shares held and failed the day. The
     AI book's pending orders (portfolio/ai.py) and a replay's over stored splits
-    (portfolio/backtest.py `_Replay.on_count`) read it."""
+    (portfolio/backtest.py `_Replay.on_count`) read it. An order of a symbol renamed after
+    the decision is for the new symbol (`store.splits.renamed_on`: the company's shares
+    trade under it from the ex-date)."""
     if decided_on is None:
         return orders
     since = date.fromisoformat(decided_on)
     out = []
-    for order in orders:
+    for order in (_renamed(o, splits, since, day) for o in orders):
         factor = factor_between(splits, order.symbol, since, day)
         if factor == 1.0:
             out.append(order)
@@ -457,6 +459,16 @@ def split_adjusted(orders: list[Order], splits: Sequence[Split], decided_on: str
             )
         )
     return [o for o in out if o.quantity > 0]
+
+
+def _renamed(order: Order, splits: Sequence[Split], since: date, day: date) -> Order:
+    """`order` under the symbol its company trades under on `day`, where a rename's ex-date
+    falls after `since` (a chain followed)."""
+    rename = renamed_on(splits, order.symbol, day)
+    while rename is not None and rename.ex_date > since:
+        order = replace(order, symbol=str(rename.new_symbol))
+        rename = renamed_on(splits, order.symbol, day)
+    return order
 
 
 def _relabel(done, requested: int, reason: str):  # noqa: ANN001, ANN202 - a Fill

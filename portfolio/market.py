@@ -67,7 +67,7 @@ from portfolio.rails import MarketDay, adv_20
 from store import tables
 from store.history import current_frame, current_rows
 from store.panels import PRICE_ROW_COLUMNS
-from store.splits import factor_between, on_count, stored_splits
+from store.splits import factor_between, joined_on_count, stored_splits, with_earlier_symbols
 
 LOOKBACK_CALENDAR_DAYS = 60  # comfortably more than 20 trading days, holidays included
 ESTIMATE_LOOKBACK_CALENDAR_DAYS = 140  # the estimator's 60-pair window, holidays and untraded days included
@@ -79,7 +79,7 @@ def _frame(conn: Connection, day: date, symbols: list[str] | None, lookback_days
     c = tables.eod_prices.c
     where = [c.trading_date <= day, c.trading_date > day - timedelta(days=lookback_days)]
     if symbols is not None:
-        where.append(c.symbol.in_(sorted(set(symbols))))
+        where.append(c.symbol.in_(with_earlier_symbols(conn, symbols, day)))
     return current_frame(conn, tables.eod_prices, PRICE_ROW_COLUMNS, where=where)
 
 
@@ -107,7 +107,7 @@ def stored_estimates(
     frame = _frame(conn, day, symbols, ESTIMATE_LOOKBACK_CALENDAR_DAYS)
     if frame.empty:
         return {}
-    return _estimates(on_count(frame, stored_splits(conn, day, frame["symbol"].unique()), day), window)
+    return _estimates(joined_on_count(frame, stored_splits(conn, day, frame["symbol"].unique()), day), window)
 
 
 def _known(value: object) -> float | None:
@@ -137,7 +137,8 @@ def market_days(
     if frame.empty:
         return {}
     through = max(day, count_of) if count_of is not None else day
-    return _sessions(on_count(frame, stored_splits(conn, through, symbols), through), day)
+    splits = stored_splits(conn, through, frame["symbol"].unique())
+    return _sessions(joined_on_count(frame, splits, through), day)
 
 
 def market_days_over(
@@ -152,17 +153,17 @@ def market_days_over(
     c = tables.eod_prices.c
     where = [c.trading_date <= max(days), c.trading_date > min(days) - timedelta(days=ESTIMATE_LOOKBACK_CALENDAR_DAYS)]
     if symbols is not None:
-        where.append(c.symbol.in_(sorted(set(symbols))))
+        where.append(c.symbol.in_(with_earlier_symbols(conn, symbols, max(days))))
     frame = pd.DataFrame(
         current_rows(conn, tables.eod_prices, where=where), columns=[x.name for x in tables.eod_prices.c]
     )
-    splits = stored_splits(conn, max(days), symbols)
+    splits = stored_splits(conn, max(days), frame["symbol"].unique())
     dated = pd.to_datetime(frame["trading_date"]).to_numpy()
     out = {}
     for day in days:
         until = np.datetime64(day)
         inside = frame[(dated <= until) & (dated > until - np.timedelta64(ESTIMATE_LOOKBACK_CALENDAR_DAYS, "D"))]
-        out[day] = _sessions(on_count(inside, splits, day), day) if not inside.empty else {}
+        out[day] = _sessions(joined_on_count(inside, splits, day), day) if not inside.empty else {}
     return out
 
 

@@ -17,7 +17,7 @@ from market.plain import JsonValue
 from store import tables
 from store.history import current_frame, current_rows
 from store.instruments import instrument_types
-from store.splits import Split, stored_splits
+from store.splits import Split, followed, joined, renames_by, stored_splits
 
 PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
 BAR_COLUMNS = ("symbol", "trading_date", "close", "volume", "bid", "ask", "high", "low")  # what `price_panel` reads
@@ -66,14 +66,34 @@ class MetricRow(_Stored):
 def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.DataFrame:
     """Every stored bar up to `day` (from `since`, when given), adjusted for the splits known
     by then, with `ordinary`: whether the instrument is an ordinary share (store/instruments.py;
-    a bar of an instrument the store does not describe counts as one)."""
+    a bar of an instrument the store does not describe counts as one). A company whose ticker
+    changed by `day` is one series under the symbol it trades under then
+    (`store.splits.joined`); before the rename's ex-date only the old symbol exists."""
     c = tables.eod_prices.c
     where = [c.trading_date <= day] + ([c.trading_date >= since] if since else [])
     frame = current_frame(conn, tables.eod_prices, BAR_COLUMNS, where=where).rename(columns={"trading_date": "date"})
     types = instrument_types(conn)
     ordinary = {symbol: is_ordinary(kind) for symbol, kind in types.items()}
     frame["ordinary"] = frame["symbol"].map(ordinary).fillna(True).astype(bool)  # undescribed: counts as one
-    return split_adjusted(frame, stored_splits(conn, day))
+    splits = stored_splits(conn, day)
+    return split_adjusted(joined(frame, splits, day, "date"), followed(splits, day))
+
+
+def on_series(conn: Connection, frame: pd.DataFrame, day: date, date_column: str = "date") -> pd.DataFrame:
+    """`frame` (stored rows with `symbol` and `date_column`: predictions, scores, sentiment
+    composites) under the symbols `price_panel(conn, day)` reads their bars under
+    (`store.splits.joined`), so a row stored under a company's old ticker meets its bars."""
+    return joined(frame, stored_splits(conn, day), day, date_column)
+
+
+def rows_on_series(conn: Connection, rows: list[dict], day: date) -> list[dict]:
+    """`on_series` of stored rows as dicts (`symbol`, `trading_date`)."""
+    renames = renames_by(stored_splits(conn, day), day)
+    if not renames or not rows:
+        return rows
+    keys = pd.DataFrame({"symbol": [r["symbol"] for r in rows], "trading_date": [r["trading_date"] for r in rows]})
+    symbols = joined(keys, renames, day)["symbol"]
+    return [{**r, "symbol": s} for r, s in zip(rows, symbols, strict=True)]
 
 
 def stored_closes(
@@ -126,14 +146,15 @@ def split_adjusted(prices: pd.DataFrame, splits: list[Split]) -> pd.DataFrame:
 
 
 def sentiment_composites(conn: Connection, day: date, method: str) -> pd.DataFrame:
-    """Every stored sentiment composite of `method` up to `day`: symbol, date (the trading
-    date) and score; models/scoring.py `sentiment_inputs` splits the market's row from the
-    names'. (Each row's inputs are not read: a panel never uses them.)"""
+    """Every stored sentiment composite of `method` up to `day`: symbol (a renamed
+    company's as `price_panel` reads it, `on_series`), date (the trading date) and score;
+    models/scoring.py `sentiment_inputs` splits the market's row from the names'. (Each
+    row's inputs are not read: a panel never uses them.)"""
     c = tables.sentiment_composites.c
     where = [c.trading_date <= day, c.method == method]
     columns = ("symbol", "trading_date", "score")
     frame = current_frame(conn, tables.sentiment_composites, columns, where=where)
-    return frame.rename(columns={"trading_date": "date"})
+    return on_series(conn, frame.rename(columns={"trading_date": "date"}), day)
 
 
 def risk_models(conn: Connection) -> list[ModelRun]:

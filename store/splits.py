@@ -25,14 +25,17 @@ as a capital change of factor 1 that names the symbol the holding trades under f
 ex-date (`Split.new_symbol`): the ledger's replay carries a holding of the old symbol on
 under the new one there, and `renamed_on` is the one reading of whether a symbol trades
 under another on a day. The stored rows stay under the old symbol (append-only); a price
-adjustment reads the factor 1 as no change.
+adjustment reads the factor 1 as no change. `joined` is the one mapping of a company's
+history through its renames: read on a day from the ex-date, the old symbol's rows before
+it are the new symbol's (the model's panel, the market's sessions, the benchmarks), and
+`with_earlier_symbols` names the stored symbols a read of the new symbol's series needs.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 import numpy as np
@@ -123,6 +126,22 @@ def _renamed_onto(conn: Connection, symbols: set[str], through_id: int | None) -
     return grown
 
 
+def with_earlier_symbols(conn: Connection, symbols: Iterable[str], through: date) -> list[str]:
+    """`symbols` and every symbol renamed into one of them by a stored rename with an
+    ex-date on or before `through` (a chain followed back): the symbols whose stored rows a
+    read of `symbols`' series through `joined` needs."""
+    c = tables.corporate_actions.c
+    renames = current_rows(conn, tables.corporate_actions, where=[c.kind == RENAME, c.action_date <= through])
+    earlier = {str(r["detail"]["new_symbol"]): set() for r in renames}
+    for r in renames:
+        earlier[str(r["detail"]["new_symbol"])].add(r["symbol"])
+    grown, frontier = set(symbols), set(symbols)
+    while frontier:
+        frontier = {old for s in frontier for old in earlier.get(s, ())} - grown
+        grown |= frontier
+    return sorted(grown)
+
+
 def renamed_on(splits: Iterable[Split], symbol: str, day: date) -> Split | None:
     """The rename of `symbol` with an ex-date on or before `day` (None when it trades under
     `symbol` on `day`): the one reading of a ticker change. The ledger carries a holding on
@@ -132,6 +151,60 @@ def renamed_on(splits: Iterable[Split], symbol: str, day: date) -> Split | None:
         (s for s in splits if s.new_symbol is not None and s.symbol == symbol and s.ex_date <= day),
         None,
     )
+
+
+def renames_by(splits: Iterable[Split], through: date) -> list[Split]:
+    """The renames among `splits` with an ex-date on or before `through`, in ex-date order:
+    those a read on `through` joins (point in time: before its ex-date a rename is not one)."""
+    return sorted((s for s in splits if s.new_symbol is not None and s.ex_date <= through), key=lambda s: s.ex_date)
+
+
+def joined(
+    frame: pd.DataFrame, splits: Iterable[Split], through: date, date_column: str = "trading_date"
+) -> pd.DataFrame:
+    """`frame` (rows with `symbol` and `date_column`) with each company's rows under the
+    symbol it trades under on `through`: a renamed symbol's rows dated before the rename's
+    ex-date (one on or before `through`) are the new symbol's history, a chain followed to its
+    last symbol, as a data vendor keeps one series per company. A row of the new symbol on
+    the same day wins (the old row stays where it was), and the old symbol's rows from the
+    ex-date stay under it (a later company that took the ticker). `frame` itself when no row
+    moves. The model's panel, the market's sessions (liquidity gates, spreads) and the
+    benchmarks read the stored bars through it (`joined_on_count`); what a ticker traded
+    (the API's bars) is read without it."""
+    renames = renames_by(splits, through)
+    if not renames or frame.empty:
+        return frame
+    symbols = frame["symbol"].to_numpy(dtype=object).copy()
+    dated = pd.to_datetime(frame[date_column]).to_numpy()
+    moved = False
+    for rename in renames:  # in ex-date order: A -> B, then B -> C is one series under C
+        moving = (symbols == rename.symbol) & (dated < np.datetime64(rename.ex_date))
+        if moving.any():
+            moving &= ~np.isin(dated, dated[symbols == rename.new_symbol])
+            symbols[moving] = rename.new_symbol
+            moved = moved or bool(moving.any())
+    return frame.assign(symbol=symbols) if moved else frame
+
+
+def followed(splits: Iterable[Split], through: date) -> list[Split]:
+    """`splits` as `joined` reads the rows: a split of a renamed symbol dated on or before
+    the rename's ex-date (one on or before `through`) is the new symbol's (the rows it
+    adjusts are the new symbol's history), a chain followed."""
+    renames = renames_by(splits, through)
+    out = []
+    for split in splits:
+        for rename in renames if split.new_symbol is None else ():
+            if rename.symbol == split.symbol and split.ex_date <= rename.ex_date:
+                split = replace(split, symbol=str(rename.new_symbol))
+        out.append(split)
+    return out
+
+
+def joined_on_count(frame: pd.DataFrame, splits: Iterable[Split], through: date) -> pd.DataFrame:
+    """`on_count` of `frame` with each company's rows under the symbol it trades under on
+    `through` (`joined`): one series through a ticker change, on one share count."""
+    splits = list(splits)
+    return on_count(joined(frame, splits, through), followed(splits, through), through)
 
 
 def factor_between(splits: Iterable[Split], symbol: str, after: date, through: date) -> float:

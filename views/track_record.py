@@ -66,7 +66,7 @@ from portfolio.track_record import (
 )
 from store import tables
 from store.history import current_rows, newest_ids
-from store.splits import on_count, stored_splits
+from store.splits import followed, joined, on_count, stored_splits
 from views.market import on_own_count
 from views.null_record import KEPT, NullRecords
 from views.portfolio import EquityPoint, equity_curve
@@ -359,16 +359,20 @@ def null_benchmark(conn: Connection, dates: list) -> pd.Series | None:
 def _on_one_count(conn: Connection, dates: list) -> tuple[pd.DataFrame, list] | None:
     """The stored bars from 60 days before `dates` through its last, on the last day's share
     count (`store.splits.on_count`), each bar's ADV_20 on its own day's count, and the
-    splits; None without a bar."""
+    splits; a company whose ticker changed is one series under its last symbol
+    (`store.splits.joined`: the old symbol stops without a delisting, the new one has its
+    ADV_20 from its first day); None without a bar."""
     c = tables.eod_prices.c
     since = dates[0] - timedelta(days=60)
     rows = current_rows(conn, tables.eod_prices, where=[c.trading_date >= since, c.trading_date <= dates[-1]])
     if not rows:
         return None
-    bars = pd.DataFrame(rows).sort_values(["symbol", "trading_date"], kind="stable").reset_index(drop=True)
+    bars = pd.DataFrame(rows)
     for column in ("close", "volume", "bid", "ask", "high", "low"):
         bars[column] = pd.to_numeric(bars[column], errors="coerce").astype(float)
     splits = stored_splits(conn, dates[-1], bars["symbol"].unique())
+    bars = joined(bars, splits, dates[-1]).sort_values(["symbol", "trading_date"], kind="stable")
+    bars, splits = bars.reset_index(drop=True), followed(splits, dates[-1])
     adv = on_own_count(bars, splits, lambda b: {"adv_20": _adv_20(b)})["adv_20"]
     return on_count(bars, splits, dates[-1]).assign(adv_20=adv).rename(columns={"trading_date": "date"}), splits
 

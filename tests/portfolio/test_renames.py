@@ -174,3 +174,16 @@ def test_a_split_on_the_renames_ex_date_applies_to_the_holding_carried_on(old: s
     split = Split(old if named == "old" else new, EX_DATE, 2.0)
     book = ledger.open_positions([bought], [split, Split(old, EX_DATE, 1.0, None, new)], None)
     assert {s: (p.quantity, p.cost_basis) for s, p in book.items()} == {new: (20, Decimal("1000"))}
+
+
+def test_an_order_decided_before_a_rename_fills_under_the_new_symbol() -> None:
+    """The AI book decided on Friday to buy AAA; from Monday the company trades as ZZZ: the
+    pending order is for ZZZ (AAA has no session any more, and a trade under it is refused)."""
+    from portfolio.executor import Order, split_adjusted
+    from store.splits import Split
+
+    buy = Order("AAA", "BUY", 100, Decimal("10.00"), Decimal("0"), {})
+    renames = [Split("AAA", EX_DATE, 1.0, None, "ZZZ")]
+    (pending,) = split_adjusted([buy], renames, DAY.isoformat(), EX_DATE)
+    assert (pending.symbol, pending.quantity, pending.price) == ("ZZZ", 100, Decimal("10.00"))
+    assert split_adjusted([buy], renames, EX_DATE.isoformat(), EX_DATE) == [buy]  # decided under the new one

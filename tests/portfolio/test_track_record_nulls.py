@@ -278,6 +278,40 @@ def test_the_null_records_replay_delists_a_name_whose_rows_end_as_the_backtest_d
     assert replayed.curve.equity.iloc[-1] == pytest.approx(backtest.curve.equity.iloc[-1])
 
 
+def _reads_of(frame) -> dict:
+    return {
+        day: DayRead(
+            "live",
+            {r.symbol: _market_day(r) for r in rows.itertuples(index=False)},
+            [
+                {k: getattr(r, k) for k in ("symbol", *MODEL_OUTPUTS[:-1])} | {"predicted_class": None}
+                for r in rows.itertuples()
+            ],
+            None,
+        )
+        for day, rows in frame.groupby("date")
+    }
+
+
+def test_the_null_records_replay_carries_a_holding_on_through_its_names_rename() -> None:
+    """The model's favourite name trades as NEW from day 11 (a stored RENAME; the market and
+    the predictions read the company under NEW from then): the replay carries the held
+    shares on under NEW, so the book is the one replayed without the rename. Read apart,
+    the old symbol's rows stopped: it was delisted 3 sessions later, worth nothing."""
+    from store.splits import Split
+
+    frame = planted(3, signal=True, days=40)
+    best = frame.groupby("symbol")["expected_return"].mean().idxmax()
+    ex_date = sorted(frame.date.unique())[11]
+    renamed = frame.assign(symbol=frame.symbol.where(~((frame.symbol == best) & (frame.date >= ex_date)), "NEW"))
+    rule = DelistingRule(after_sessions=3)
+    plain, _ = replay_book(replace(replay_of(_reads_of(frame), {}, FEES, CASH, rule), mandate=BOOK))
+    rename = (Split(best, ex_date, 1.0, None, "NEW"),)
+    replayed, _ = replay_book(replace(replay_of(_reads_of(renamed), {}, FEES, CASH, rule, rename), mandate=BOOK))
+    assert not replayed.delistings
+    assert replayed.curve.equity.iloc[-1] == pytest.approx(plain.curve.equity.iloc[-1])
+
+
 SPLIT_NAMES = {f"N{i}": 50.0 + i for i in range(6)}
 
 
