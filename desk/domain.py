@@ -40,6 +40,7 @@ from portfolio.track_record import (
 from portfolio.trading import ManualTrade, PlacedTrade, TradePreview
 from reports import Report
 from reports.format import statistic_pct
+from store.splits import TickerChange, TickerChanges
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
 from views.track_record import NO_AI_DAYS
 from views.valuation import PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
@@ -77,6 +78,8 @@ __all__ = [
     "Rationale",
     "Report",
     "ServedPrediction",
+    "TickerChange",
+    "TickerChanges",
     "StatementResult",
     "Suggestion",
     "TrackRecord",

@@ -12,8 +12,9 @@ latest predictions and the stored bars of a batch), REST and GraphQL share one e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -26,6 +27,7 @@ from models.macro_model import MacroInsights
 from models.scoring import ServedPrediction
 from store import tables
 from store.history import current_rows
+from store.splits import TickerChanges, ticker_changes
 from views import bars as bar_views
 from views import instrument as instrument_views
 from views import macro as macro_views
@@ -34,7 +36,7 @@ from views.analysis import StoredAnalysis, stored_analysis
 from views.breadth import Breadth, market_breadth
 from views.instrument import FundamentalsRow, InstrumentRow, Liquidity, NewsItem
 from views.macro import Indicators
-from views.market import History, Quote, SymbolStatistics
+from views.market import History, Quote, SymbolHistory, SymbolStatistics
 from views.performance import ModelRecord, MonitorState, Performance, monitor_state, performance, validation_record
 
 
@@ -86,7 +88,9 @@ class MarketReads:
         """A symbol's return variances and latest z-scores from the stored bars, with the
         reasons of its latest prediction (which move with the predictions)."""
         version = versions.symbol_statistics(conn)
-        return Versioned(("symbol", symbol.upper()), version, lambda: bar_views.symbol_statistics(conn, symbol))
+        return Versioned(
+            ("symbol", symbol.upper()), version, lambda: _named(conn, bar_views.symbol_statistics(conn, symbol))
+        )
 
     def history(
         self,
@@ -95,13 +99,14 @@ class MarketReads:
         span: tuple[date | None, date | None],
         limit: int,
         cursor: tuple[date | None, date | None] = (None, None),
-    ) -> Versioned[History]:
+    ) -> Versioned[SymbolHistory]:
         """A page of `limit` daily bars with their indicators within `span` (start, end):
-        forward after `cursor`'s first date, else backward before its second."""
+        forward after `cursor`'s first date, else backward before its second; with the
+        symbol's ticker changes (the bars are what traded under the ticker)."""
         return Versioned(
             ("history", symbol.upper(), *span, limit, *cursor),
             versions.bars(conn),
-            lambda: bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor)),
+            lambda: _named(conn, bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor))),
         )
 
     # ---- instruments and a list's fields ----------------------------------------------------------
@@ -151,6 +156,10 @@ class MarketReads:
         self, conn: Connection, symbols: list[str], start: date | None, end: date | None
     ) -> dict[str, list[dict]]:
         return instrument_views.sentiment_between(conn, symbols, start, end)
+
+    def ticker_changes(self, conn: Connection, symbols: list[str]) -> dict[str, TickerChanges]:
+        """Each symbol's stored ticker changes (`store.splits.ticker_changes`)."""
+        return ticker_changes(conn, symbols)
 
     def liquidity(self, conn: Connection, symbols: list[str]) -> dict[str, Liquidity]:
         """The entry gates of each symbol on the latest priced day (none before any price)."""
@@ -244,3 +253,8 @@ class MarketReads:
         text is INSIGHTS_REFUSAL)."""
         stored = current_rows(conn, tables.macro_parameters)
         return macro_model.insights(macro_model.latest_parameters(stored, self.today()))
+
+
+def _named(conn: Connection, answer: Mapping[str, Any]) -> Any:
+    """A symbol's answer with its ticker changes (`views.market.renamed`)."""
+    return {**answer, **market_views.renamed(conn, answer["symbol"])}

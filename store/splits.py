@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, func, select
 
+from market.contract import described
 from store import tables
 from store.history import current_rows
 
@@ -140,6 +141,46 @@ def with_earlier_symbols(conn: Connection, symbols: Iterable[str], through: date
         frontier = {old for s in frontier for old in earlier.get(s, ())} - grown
         grown |= frontier
     return sorted(grown)
+
+
+@dataclass(frozen=True)
+class TickerChange:
+    """A stored ticker change as a read of one of its two symbols names it."""
+
+    symbol: str = described(
+        "The other ticker: the one the company trades under from `as_of` (`renamed_to`), or the one it traded under "
+        "before `as_of` (`renamed_from`)."
+    )
+    as_of: date = described("The ex-date: the first session under the new ticker.")
+
+
+@dataclass(frozen=True)
+class TickerChanges:
+    """A symbol's stored ticker changes: the one that renamed it and those that renamed
+    another symbol into it, oldest first."""
+
+    renamed_to: TickerChange | None = None
+    renamed_from: tuple[TickerChange, ...] = ()
+
+
+def ticker_changes(conn: Connection, symbols: Iterable[str]) -> dict[str, TickerChanges]:
+    """The stored renames of each of `symbols` that has any (from it, into it), every
+    one stored, whatever its ex-date: a read of the old symbol names the new one, and one
+    of the new symbol the old ones whose rows are its history (`joined`)."""
+    wanted = set(symbols)
+    c = tables.corporate_actions.c
+    renames = sorted(
+        (r["action_date"], r["symbol"], str(r["detail"]["new_symbol"]))
+        for r in current_rows(conn, tables.corporate_actions, where=[c.kind == RENAME])
+    )
+    out: dict[str, TickerChanges] = {}
+    for ex_date, old, new in renames:
+        if old in wanted:
+            out[old] = replace(out.get(old, TickerChanges()), renamed_to=TickerChange(new, ex_date))
+        if new in wanted:
+            found = out.get(new, TickerChanges())
+            out[new] = replace(found, renamed_from=(*found.renamed_from, TickerChange(old, ex_date)))
+    return out
 
 
 def renamed_on(splits: Iterable[Split], symbol: str, day: date) -> Split | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, TypedDict
 
@@ -40,7 +40,7 @@ from portfolio.market import halts_on
 from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
-from store.splits import Split, on_count, stored_splits
+from store.splits import Split, TickerChanges, on_count, stored_splits, ticker_changes
 from views.instrument import instruments
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
@@ -138,6 +138,33 @@ class History(TypedDict):
     next_cursor: date | str | None
 
 
+class TickerChangeRow(TypedDict):
+    symbol: str
+    as_of: date
+
+
+class Renamed(TypedDict):
+    """A symbol's ticker changes (`store.splits.ticker_changes`): the symbol it trades under
+    from an ex-date, and the symbols whose rows before theirs are its history."""
+
+    renamed_to: TickerChangeRow | None
+    renamed_from: list[TickerChangeRow]
+
+
+class SymbolHistory(History, Renamed):
+    """A page of one symbol's bars (REST's history) with its ticker changes."""
+
+
+def renamed(conn: Connection, symbol: str) -> Renamed:
+    """`symbol`'s ticker changes as its reads name them: what traded under the old ticker
+    is served under it, pointing at the new one, and the new one's answer names the old."""
+    changes = ticker_changes(conn, [symbol]).get(symbol, TickerChanges())
+    return {
+        "renamed_to": TickerChangeRow(**asdict(changes.renamed_to)) if changes.renamed_to else None,
+        "renamed_from": [TickerChangeRow(**asdict(c)) for c in changes.renamed_from],
+    }
+
+
 class ZScore(TypedDict):
     value: float | None
     mean: float | None
@@ -168,8 +195,9 @@ class Statistics(TypedDict):
     normalised: dict[str, ZScore]
 
 
-class SymbolStatistics(Statistics, LatestReasons):
-    """`statistics` with the latest served live prediction's reasons."""
+class SymbolStatistics(Statistics, LatestReasons, Renamed):
+    """`statistics` with the latest served live prediction's reasons and the symbol's
+    ticker changes."""
 
 
 def data_version(conn: Connection) -> tuple:

@@ -43,6 +43,7 @@ class Loaders:
         self.news = self._loader(desk.news)
         self.sentiment = self._loader(desk.sentiment_between)
         self.liquidity = self._loader(desk.liquidity)
+        self.ticker_changes = self._loader(desk.ticker_changes)
         self.history = self._loader(desk.histories)
         self.recent_bars = self._loader(desk.recent_histories)
 

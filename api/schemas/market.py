@@ -9,7 +9,26 @@ from pydantic import Field
 
 from api.contract import ApiModel
 from api.schemas.common import Fraction, example, example_of
-from desk import ServedPrediction
+from api.schemas.derived import derived
+from desk import ServedPrediction, domain
+
+
+@derived(domain.TickerChange)
+class TickerChange(ApiModel):
+    """A ticker change of the company (a RENAME corporate action, docs/portfolio.md "A name
+    whose ticker changed")."""
+
+
+RENAMED_TO = (
+    "Set when this ticker was renamed: the ticker the company trades under from `as_of`. The bars served under this "
+    "ticker are what traded under it, before `as_of`; the model and the benchmarks read them as the new ticker's "
+    "history. null: not renamed."
+)
+RENAMED_FROM = (
+    "The company's earlier tickers, oldest first, each with the day this ticker replaced it (`as_of`): their bars, "
+    "served under them (GET /api/market/history/{old ticker}), are this ticker's history for the model and the "
+    "benchmarks (one series through the ticker change). Empty: none."
+)
 
 
 class ReasonInput(ApiModel):
@@ -197,6 +216,8 @@ class SymbolStatistics(ApiModel):
             "and the base value; null when it has none."
         ),
     )
+    renamed_to: TickerChange | None = Field(None, description=RENAMED_TO)
+    renamed_from: list[TickerChange] = Field(default_factory=list, description=RENAMED_FROM)
 
 
 class Bar(ApiModel):
@@ -268,6 +289,8 @@ class History(ApiModel):
     symbol: str
     items: list[Bar]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+    renamed_to: TickerChange | None = Field(None, description=RENAMED_TO)
+    renamed_from: list[TickerChange] = Field(default_factory=list, description=RENAMED_FROM)
 
 
 UNCHANGED = (

@@ -94,3 +94,26 @@ def test_without_the_rename_row_the_old_symbol_stops(api: Api, tmp_path: Path) -
     _market_after(api, tmp_path / "plain", 64, rename=False)
     (stopped,) = [p for p in api.acme("GET", "/api/portfolio").json()["positions"] if p["symbol"] == "LIQ"]
     assert stopped["flags"] == ["DELISTED"] and Decimal(stopped["market_value"]) == 0
+
+
+def test_the_old_symbols_reads_name_the_new_one_and_the_new_ones_name_the_old(api: Api, tmp_path: Path) -> None:
+    """GET of LIQ after the rename answers its bars (what traded under LIQ) saying the ticker
+    changed, to what and from when; LQX's answers name LIQ as its earlier ticker, over REST
+    and GraphQL alike. Before, LIQ's answers read as a name that had stopped."""
+    _market_after(api, tmp_path / "renamed", 5, rename=True)
+    changed = {"symbol": "LQX", "as_of": EX.isoformat()}
+    old, new = api.acme("GET", "/api/market/history/LIQ"), api.acme("GET", "/api/market/history/LQX")
+    assert (old.status_code, new.status_code) == (200, 200), (old.text, new.text)
+    assert old.json()["renamed_to"] == changed and old.json()["renamed_from"] == []
+    assert old.json()["items"][-1]["trading_date"] < EX.isoformat()  # what traded under LIQ, as it traded
+    assert new.json()["renamed_to"] is None and new.json()["renamed_from"] == [
+        {"symbol": "LIQ", "as_of": EX.isoformat()}
+    ]
+    statistics = api.acme("GET", "/api/market/symbol/LIQ")
+    assert statistics.status_code == 200, statistics.text
+    assert statistics.json()["renamed_to"] == changed
+    query = '{ a: instrument(symbol: "LIQ") { renamedTo { symbol asOf } renamedFrom { symbol } } '
+    query += 'b: instrument(symbol: "LQX") { renamedTo { symbol } renamedFrom { symbol asOf } } }'
+    graph = data(api, query, api.world.acme_key)
+    assert graph["a"] == {"renamedTo": {"symbol": "LQX", "asOf": EX.isoformat()}, "renamedFrom": []}
+    assert graph["b"] == {"renamedTo": None, "renamedFrom": [{"symbol": "LIQ", "asOf": EX.isoformat()}]}

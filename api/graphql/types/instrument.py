@@ -9,12 +9,14 @@ from strawberry.types import Info
 from api.graphql.loaders import loaded
 from api.graphql.pagination import Connection, Page, PageInfo, connection_field, day, keyed, moment, row_id, text
 from api.graphql.types.daily_bar import DailyBar
+from api.graphql.types.derived import from_domain
 from api.graphql.types.fundamentals import Fundamentals
 from api.graphql.types.liquidity import Liquidity
 from api.graphql.types.news_item import NewsItem
 from api.graphql.types.prediction import Prediction, latest_prediction_of
 from api.graphql.types.quote import Quote
 from api.graphql.types.sentiment_score import SentimentScore
+from api.graphql.types.ticker_change import TickerChange
 from market.errors import InvalidInputError
 
 HISTORY = Page("history", default=100, largest=2000, key=day)
@@ -56,6 +58,23 @@ class Instrument:
         resolver=latest_prediction_of,
         description="The prediction of the latest scored day; null when the model skipped the instrument.",
     )
+
+    @strawberry.field(
+        description="Set when this ticker was renamed: the ticker the company trades under from `asOf`. The bars "
+        "under this ticker are what traded under it, before `asOf`; the model and the benchmarks read them as the new "
+        "ticker's history. null: not renamed."
+    )
+    async def renamed_to(self, info: Info) -> TickerChange | None:
+        changes = await info.context.loaders.ticker_changes.load((self.symbol,))
+        return from_domain(TickerChange, changes.renamed_to) if changes and changes.renamed_to else None
+
+    @strawberry.field(
+        description="The company's earlier tickers, oldest first, each with the day this ticker replaced it "
+        "(`asOf`): their bars, under them, are this ticker's history for the model and the benchmarks. Empty: none."
+    )
+    async def renamed_from(self, info: Info) -> list[TickerChange]:
+        changes = await info.context.loaders.ticker_changes.load((self.symbol,))
+        return [from_domain(TickerChange, c) for c in changes.renamed_from] if changes else []
 
     @strawberry.field(description="Entry gates of the liquidity rail on the latest market day.")
     async def liquidity(self, info: Info) -> Liquidity | None:
