@@ -142,12 +142,13 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
     in the ledger's own order (`ledger.in_replay_order`, so a split and a trade of its
     ex-date fall as the ledger puts them). A rename carries the holding on under its new
     symbol from its ex-date, and a trade or split under the old symbol after it is the new
-    one's, as the ledger's replay has them. A book that sells more than it holds raises
+    one's until another company took the ticker (`Split.carries`), as the ledger's replay
+    has them. A book that sells more than it holds raises
     InvalidInputError, as `ledger.replay` does."""
     dates: dict[str, list[date]] = {}
     held: dict[str, list[int]] = {}
     quantity: dict[str, int] = {}
-    renamed: dict[str, str] = {}
+    renamed: dict[str, Split] = {}
 
     def record(symbol: str, day: date, now: int) -> None:
         quantity[symbol] = now
@@ -160,15 +161,15 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
 
     for kind, item in ledger.in_replay_order(trades, splits):
         if kind == "split" and item.new_symbol is not None:
-            renamed[item.symbol] = item.new_symbol
+            renamed[item.symbol] = item
             moved = quantity.get(item.symbol, 0)
             record(item.symbol, item.ex_date, 0)
             record(item.new_symbol, item.ex_date, quantity.get(item.new_symbol, 0) + moved)
             continue
         symbol = item.symbol if kind == "split" else item["symbol"]
-        while symbol in renamed:
-            symbol = renamed[symbol]
         day = item.ex_date if kind == "split" else item["trading_date"]
+        while symbol in renamed and renamed[symbol].carries(day):  # until another company took the ticker
+            symbol = str(renamed[symbol].new_symbol)
         now = quantity.get(symbol, 0)
         if kind == "split":
             now = ledger.split_quantity(now, item.factor)

@@ -221,6 +221,12 @@ class Position:
     opened_on: date | None = None
     realized_pnl: Decimal = ZERO
     renamed_to: str | None = None  # the symbol a ticker change carried the position on under (`_apply_rename`)
+    renamed_until: date | None = None  # the day another company took the old ticker (`Split.until`)
+
+    def carried_on(self, day: date) -> bool:
+        """Whether what is booked under this symbol on `day` is carried on under `renamed_to`
+        (a ticker change, until another company took the ticker)."""
+        return self.renamed_to is not None and (self.renamed_until is None or day < self.renamed_until)
 
     @property
     def average_cost(self) -> Decimal:
@@ -308,7 +314,7 @@ def replay(
             _apply_split(book, item)
             continue
         trade = item
-        position = _holding(book, trade["symbol"])
+        position = _holding(book, trade["symbol"], trade["trading_date"])
         quantity, price, fees = int(trade["quantity"]), Decimal(trade["price"]), Decimal(trade["fees"])
         if trade["side"] == "BUY":
             if position.quantity == 0:
@@ -369,13 +375,14 @@ def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: 
     return lines
 
 
-def _holding(book: dict[str, Position], symbol: str) -> Position:
+def _holding(book: dict[str, Position], symbol: str, day: date) -> Position:
     """The position a trade under `symbol` books into: the symbol's, or where a ticker
     change carried it on (`renamed_to`), the new symbol's (a trade under the old symbol
-    entered before the rename was stored is the company's, as the exchange booked it)."""
+    entered before the rename was stored is the company's, as the exchange booked it),
+    unless another company had taken the old ticker by `day` (`Position.carried_on`)."""
     position = book.setdefault(symbol, Position(symbol))
-    while position.renamed_to is not None:
-        position = book.setdefault(position.renamed_to, Position(position.renamed_to))
+    while position.carried_on(day):
+        position = book.setdefault(str(position.renamed_to), Position(str(position.renamed_to)))
     return position
 
 
@@ -393,7 +400,7 @@ def _apply_rename(book: dict[str, Position], rename: Split) -> None:
     new.cost_basis += old.cost_basis
     new.realized_pnl += old.realized_pnl
     old.quantity, old.cost_basis, old.opened_on, old.realized_pnl = 0, ZERO, None, ZERO
-    old.renamed_to = new.symbol
+    old.renamed_to, old.renamed_until = new.symbol, rename.until
 
 
 def renamed_said(rename: Split) -> str:
@@ -416,8 +423,8 @@ def _apply_split(book: dict[str, Position], split: Split) -> None:
         _apply_rename(book, split)
         return
     position = book.get(split.symbol)
-    while position is not None and position.renamed_to is not None:
-        position = book.get(position.renamed_to)
+    while position is not None and position.carried_on(split.ex_date):
+        position = book.get(str(position.renamed_to))
     if position is None or not position.quantity:
         return
     exact = position.quantity * _ratio(split.factor)

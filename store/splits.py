@@ -61,6 +61,15 @@ class Split:
     known_at: datetime | None = None
     # A rename (factor 1): the symbol `symbol` trades under from `ex_date` on.
     new_symbol: str | None = None
+    # A rename: the day another company's shares first traded or listed under the old
+    # symbol after `ex_date` (`relisted_on`); from it the old symbol is that company's.
+    until: date | None = None
+
+    def carries(self, day: date) -> bool:
+        """Whether a rename holds on `day` for the old symbol: from its ex-date until
+        another company took the ticker (a trade or split under it on `day` is the renamed
+        company's, to carry on under the new symbol)."""
+        return self.ex_date <= day and (self.until is None or day < self.until)
 
 
 def stored_splits(
@@ -100,7 +109,36 @@ def stored_splits(
         for r in current_rows(conn, tables.corporate_actions, where=where)
         if r["kind"] == RENAME or _a_factor(r["amount"])
     ]
+    listings = _listings(conn, {s.symbol for s in found if s.new_symbol is not None}, through_id)
+    found = [replace(s, until=relisted_on(listings, s)) if s.new_symbol else s for s in found]
     return sorted(found, key=lambda s: (s.ex_date, s.new_symbol is None, s.symbol))
+
+
+def _listings(conn: Connection, symbols: set[str], through_id: int | None = None) -> dict[str, list[date]]:
+    """The listing dates stored for `symbols`: their LISTING notices' dates (those stored
+    by the notice `through_id`, when given) and the listing date of each one's current
+    instrument version (the exchange's securities list)."""
+    if not symbols:
+        return {}
+    c, i = tables.corporate_actions.c, tables.instruments.c
+    found: dict[str, list[date]] = {s: [] for s in symbols}
+    notices = select(c.symbol, c.action_date).where(c.symbol.in_(sorted(symbols)), c.kind == "LISTING").distinct()
+    if through_id is not None:
+        notices = notices.where(c.id <= through_id)
+    for symbol, day in conn.execute(notices):
+        found[symbol].append(day)
+    for row in current_rows(conn, tables.instruments, where=[i.symbol.in_(sorted(symbols))]):
+        if row["listed_on"] is not None:
+            found[row["symbol"]].append(row["listed_on"])
+    return found
+
+
+def relisted_on(listings: dict[str, list[date]], rename: Split) -> date | None:
+    """The day another company took the old ticker of `rename`: the first of its listing
+    dates (`_listings`: a LISTING notice, the current instrument version's listing date)
+    after the ex-date; None while none is. The renamed company trades under its new symbol
+    from the ex-date, so a listing under the old one after it is another company's."""
+    return min((d for d in listings.get(rename.symbol, ()) if d > rename.ex_date), default=None)
 
 
 def _a_factor(amount: float | None) -> bool:
@@ -188,10 +226,7 @@ def renamed_on(splits: Iterable[Split], symbol: str, day: date) -> Split | None:
     `symbol` on `day`): the one reading of a ticker change. The ledger carries a holding on
     under its new symbol from the ex-date (`portfolio.ledger.replay`), a trade under the old
     symbol from then is refused naming the new one, and the old symbol's reads name it."""
-    return next(
-        (s for s in splits if s.new_symbol is not None and s.symbol == symbol and s.ex_date <= day),
-        None,
-    )
+    return next((s for s in splits if s.new_symbol is not None and s.symbol == symbol and s.carries(day)), None)
 
 
 def renames_by(splits: Iterable[Split], through: date) -> list[Split]:

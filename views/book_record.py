@@ -40,7 +40,7 @@ from decimal import Decimal
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Select, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from market.clock import EXCHANGE_TZ, exchange_date
@@ -214,6 +214,7 @@ def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now
         select(t.trading_date).where(t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades),
         select(p.trading_date).where(p.id > before.prices, p.id <= now.prices),
         select(a.action_date).where(a.kind.in_(("SPLIT", RENAME)), a.id > before.actions, a.id <= now.actions),
+        _renames_relisted(before, now),
     )
     dates = [d for read in reads for d in conn.execute(read).scalars()]
     moved = ledger.dated_cash(e.effective_at).where(
@@ -221,6 +222,15 @@ def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now
     )
     dates += [ledger.cash_day(r.trade_date, r.effective_at) for r in conn.execute(moved)]
     return min(dates, default=None)
+
+
+def _renames_relisted(before: BookVersion, now: BookVersion) -> Select:
+    """The ex-dates of the renames whose old ticker a new LISTING notice gives another
+    company (`store.splits.Split.until`): the book is replayed from the rename on, where
+    the holding carried on learns until when a trade under the old ticker is its."""
+    a, b = tables.corporate_actions.c, tables.corporate_actions.alias("listed").c
+    listed = select(b.symbol).where(b.kind == "LISTING", b.id > before.actions, b.id <= now.actions)
+    return select(a.action_date).where(a.kind == RENAME, a.symbol.in_(listed), a.id <= now.actions)
 
 
 def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume, version: BookVersion) -> None:

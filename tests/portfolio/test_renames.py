@@ -187,3 +187,46 @@ def test_an_order_decided_before_a_rename_fills_under_the_new_symbol() -> None:
     (pending,) = split_adjusted([buy], renames, DAY.isoformat(), EX_DATE)
     assert (pending.symbol, pending.quantity, pending.price) == ("ZZZ", 100, Decimal("10.00"))
     assert split_adjusted([buy], renames, EX_DATE.isoformat(), EX_DATE) == [buy]  # decided under the new one
+
+
+def test_an_old_ticker_another_company_listed_after_the_rename_is_that_companys(client) -> None:
+    """AAA trades as ZZZ from Monday; on Tuesday another company lists under AAA (the
+    exchange's LISTING notice). A buy of AAA on Tuesday is that company's: booked under AAA,
+    beside the 50 ZZZ carried on, not refused as the renamed company's nor added to ZZZ; a
+    trade under AAA on Monday is still refused naming ZZZ."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    rename(engine, "AAA", "ZZZ")
+    zzz_trades(engine, 101.0, 102.0)
+    announce_action(engine, "AAA", "LISTING", None, TUESDAY, "a new company")
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("AAA", TUESDAY, 20.0, 20_000, 19.95, 20.05)])
+    trade(client, "buy", "AAA", 10, 20, MONDAY + timedelta(days=1))
+    with engine.connect() as conn:
+        held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items() if p.quantity}
+    assert held == {"ZZZ": 50, "AAA": 10}
+    with pytest.raises(ledger.TradeRejected, match=f"AAA trades as ZZZ from {EX_DATE}"):
+        trade(client, "sell", "AAA", 10, 100, MONDAY + timedelta(hours=1))
+
+
+def test_a_kept_track_record_books_a_trade_of_the_relisted_ticker_as_the_record_read_afresh(client) -> None:
+    """The desk's kept record of a book that held AAA through its rename to ZZZ, read
+    before another company listed under AAA: once the LISTING notice and a buy of the new
+    AAA arrive, it is revalued from the rename on (the position carried on learns until
+    when AAA was its), so the kept record is the one read from nothing: 10 AAA beside the
+    50 ZZZ, not 60 ZZZ."""
+    engine, _, portfolio_id = client
+    trade(client, "buy", "AAA", 50, 100, FRIDAY)
+    rename(engine, "AAA", "ZZZ")
+    zzz_trades(engine, 101.0, 102.0)
+    kept = TrackRecords()
+    with engine.connect() as conn:
+        kept.client(conn, portfolio_id)
+    announce_action(engine, "AAA", "LISTING", None, TUESDAY, "a new company")
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("AAA", TUESDAY, 20.0, 20_000, 19.95, 20.05)])
+    trade(client, "buy", "AAA", 10, 20, MONDAY + timedelta(days=1))
+    with engine.connect() as conn:
+        after, afresh = kept.client(conn, portfolio_id).as_dict(), portfolio_track_record(conn, portfolio_id).as_dict()
+    assert after["total_return"] == pytest.approx(afresh["total_return"], abs=1e-12)
+    assert afresh["total_return"] == pytest.approx(100 / 10_000, abs=1e-6)  # 50 ZZZ 100 -> 102; 10 AAA at 20, flat
