@@ -17,7 +17,7 @@ from market.plain import JsonValue
 from store import tables
 from store.history import current_frame, current_rows
 from store.instruments import instrument_types
-from store.splits import Split, followed, joined, renames_by, stored_splits
+from store.splits import Split, followed, joined, joined_rows, stored_splits
 
 PRICE_COLUMNS = ("close", "bid", "ask", "high", "low")
 BAR_COLUMNS = ("symbol", "trading_date", "close", "volume", "bid", "ask", "high", "low")  # what `price_panel` reads
@@ -88,12 +88,7 @@ def on_series(conn: Connection, frame: pd.DataFrame, day: date, date_column: str
 
 def rows_on_series(conn: Connection, rows: list[dict], day: date) -> list[dict]:
     """`on_series` of stored rows as dicts (`symbol`, `trading_date`)."""
-    renames = renames_by(stored_splits(conn, day), day)
-    if not renames or not rows:
-        return rows
-    keys = pd.DataFrame({"symbol": [r["symbol"] for r in rows], "trading_date": [r["trading_date"] for r in rows]})
-    symbols = joined(keys, renames, day)["symbol"]
-    return [{**r, "symbol": s} for r, s in zip(rows, symbols, strict=True)]
+    return joined_rows(rows, stored_splits(conn, day), day) if rows else rows
 
 
 def stored_closes(

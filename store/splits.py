@@ -262,6 +262,17 @@ def joined(
     return frame.assign(symbol=symbols) if moved else frame
 
 
+def joined_rows(rows: list[dict], splits: Iterable[Split], through: date, date_key: str = "trading_date") -> list[dict]:
+    """`joined` of stored rows as dicts (`symbol`, `date_key`): each under the symbol its
+    company's series is read under on `through`."""
+    renames = renames_by(splits, through)
+    if not renames or not rows:
+        return rows
+    keys = pd.DataFrame({"symbol": [r["symbol"] for r in rows], date_key: [r[date_key] for r in rows]})
+    symbols = joined(keys, renames, through, date_key)["symbol"]
+    return [{**r, "symbol": s} for r, s in zip(rows, symbols, strict=True)]
+
+
 def followed(splits: Iterable[Split], through: date) -> list[Split]:
     """`splits` as `joined` reads the rows: a split of a renamed symbol dated on or before
     the rename's ex-date (one on or before `through`) is the new symbol's (the rows it

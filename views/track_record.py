@@ -66,7 +66,7 @@ from portfolio.track_record import (
 )
 from store import tables
 from store.history import current_rows, newest_ids
-from store.splits import followed, joined, on_count, stored_splits
+from store.splits import followed, joined, joined_rows, on_count, stored_splits, with_earlier_symbols
 from views.market import on_own_count
 from views.null_record import KEPT, NullRecords
 from views.portfolio import EquityPoint, equity_curve
@@ -385,8 +385,10 @@ def _adv_20(bars: pd.DataFrame) -> np.ndarray:
 def _dividends(conn: Connection, symbols: set[str], since: date, through: date, splits: list) -> pd.DataFrame:
     """The stored DIVIDEND notices of `symbols` with an ex-date in (since, through], as date x
     symbol cash per share on `through`'s count (`portfolio.dividends.per_share_on_count`: an
-    amount paid on the count before a split, one on the ex-date included, divided by it)."""
-    notices = announced(conn, symbols, through, after=since)
+    amount paid on the count before a split, one on the ex-date included, divided by it); a
+    renamed company's notices under its old symbol are its series' (`store.splits.joined`)."""
+    notices = announced(conn, set(with_earlier_symbols(conn, symbols, through)), through, after=since)
+    notices = joined_rows(notices, splits, through, "action_date")
     rows = [
         {
             "symbol": n["symbol"],
@@ -428,6 +430,6 @@ def _index(
     if shares.empty:
         return None, None
     closes = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last")
-    known = shares[["symbol", "report_date", "shares_outstanding"]]
+    known = joined(shares[["symbol", "report_date", "shares_outstanding"]], splits, dates[-1], "report_date")
     index = cap_weighted_index(closes, known, splits, dates[-1], dividends)
     return index.reindex(dates).fillna(0.0), "cap_weighted"

@@ -80,13 +80,48 @@ def test_the_equal_weighted_universe_carries_the_company_through_its_rename(rena
     assert universe[EX] == pytest.approx(moved / 2, rel=0.05)
 
 
+def test_the_universes_total_return_pays_the_old_symbols_dividend(renamed: Engine) -> None:
+    """A dividend AAA paid before the ex-date is the company's: the equal-weighted universe
+    on total return (the track records' benchmark) reinvests it, as it would under one
+    ticker. Read by the new symbol alone, it was never paid."""
+    from tests.portfolio.clients import announce_action
+    from views.track_record import benchmark_returns
+
+    announce_action(renamed, "AAA", "DIVIDEND", 5.0, SESSIONS[75], "test")
+    with renamed.connect() as conn:
+        total, _ = benchmark_returns(conn, SESSIONS[70:])
+        closes = null_benchmark(conn, SESSIONS[70:])
+    paid = total["equal_weight_liquid"][SESSIONS[75]] - closes[SESSIONS[75]]
+    assert paid == pytest.approx(5.0 / _close(74) / 2, rel=0.1)
+
+
+def test_the_cap_weighted_index_weighs_the_company_by_the_shares_reported_under_its_old_symbol(renamed: Engine) -> None:
+    """The service's capitalisation-weighted index (no published levels stored) weighs the
+    company on ZZZ's first day by the shares AAA reported: ZZZ's first close is 10% above
+    AAA's last, BBB flat, equal capitalisations, so about half of it. Without them ZZZ had
+    no shares and left the index."""
+    from views.track_record import benchmark_returns
+
+    report = {"period_end": None, "eps": None, "book_value_per_share": None, "dividend_yield": None}
+    rows = [
+        {**report, "symbol": s, "report_date": SESSIONS[60], "shares_outstanding": n, "market_cap": None}
+        for s, n in (("AAA", 1_000_000), ("BBB", 10_000_000))
+    ]
+    with renamed.begin() as conn:
+        append_history(conn, tables.fundamentals, [{**r, "source": "test"} for r in rows])
+    with renamed.connect() as conn:
+        total, source = benchmark_returns(conn, SESSIONS[70:])
+    moved = _close(80) * 1.1 / _close(79) - 1
+    assert source == "cap_weighted" and total["index"][EX] == pytest.approx(moved / 2, rel=0.1)
+
+
 def test_the_old_symbols_predictions_and_sentiment_meet_the_new_symbols_bars(renamed: Engine) -> None:
     """What T1 stored under AAA before the ex-date (a prediction, a sentiment composite) is
     read under ZZZ once the series is ZZZ's, so the live record, the calibration and the
     monitor find its label, and the sentiment feature its row (read apart, AAA's rows
     matched no bar of the panel)."""
     from pipeline.scoring import stored_scores
-    from store.panels import sentiment_composites
+    from store.panels import rows_on_series, sentiment_composites
     from tests.portfolio.test_track_record_nulls import _predict_split_names
 
     with renamed.begin() as conn:
@@ -98,9 +133,11 @@ def test_the_old_symbols_predictions_and_sentiment_meet_the_new_symbols_bars(ren
         append_history(conn, tables.predictions, [{k: v for k, v in aaa.items() if k not in ("id", "recorded_at")}])
     with renamed.connect() as conn:
         scores = stored_scores(conn, SESSIONS[0], SESSIONS[-1], 5)
+        live = rows_on_series(conn, [aaa], SESSIONS[-1])  # the live record's and the monitor's read
         sentiment = sentiment_composites(conn, SESSIONS[-1], "m")
         before = sentiment_composites(conn, SESSIONS[79], "m")
     assert "ZZZ" in set(scores["symbol"]) and "AAA" not in set(scores["symbol"])
+    assert [r["symbol"] for r in live] == ["ZZZ"]
     assert list(sentiment["symbol"]) == ["ZZZ"] and list(before["symbol"]) == ["AAA"]
 
 
