@@ -190,6 +190,11 @@ class TickerChange:
         "before `as_of` (`renamed_from`)."
     )
     as_of: date = described("The ex-date: the first session under the new ticker.")
+    relisted_on: date | None = described(
+        "The day another company listed under the old ticker (its bars from then are that company's, a trade under it "
+        "that company's); null while none has.",
+        default=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -206,18 +211,16 @@ def ticker_changes(conn: Connection, symbols: Iterable[str]) -> dict[str, Ticker
     one stored, whatever its ex-date: a read of the old symbol names the new one, and one
     of the new symbol the old ones whose rows are its history (`joined`)."""
     wanted = set(symbols)
-    c = tables.corporate_actions.c
-    renames = sorted(
-        (r["action_date"], r["symbol"], str(r["detail"]["new_symbol"]))
-        for r in current_rows(conn, tables.corporate_actions, where=[c.kind == RENAME])
-    )
     out: dict[str, TickerChanges] = {}
-    for ex_date, old, new in renames:
+    for rename in (s for s in stored_splits(conn) if s.new_symbol is not None):  # in ex-date order
+        old, new = rename.symbol, str(rename.new_symbol)
         if old in wanted:
-            out[old] = replace(out.get(old, TickerChanges()), renamed_to=TickerChange(new, ex_date))
+            changed = TickerChange(new, rename.ex_date, rename.until)
+            out[old] = replace(out.get(old, TickerChanges()), renamed_to=changed)
         if new in wanted:
             found = out.get(new, TickerChanges())
-            out[new] = replace(found, renamed_from=(*found.renamed_from, TickerChange(old, ex_date)))
+            earlier = TickerChange(old, rename.ex_date, rename.until)
+            out[new] = replace(found, renamed_from=(*found.renamed_from, earlier))
     return out
 
 

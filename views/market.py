@@ -141,6 +141,7 @@ class History(TypedDict):
 class TickerChangeRow(TypedDict):
     symbol: str
     as_of: date
+    relisted_on: date | None
 
 
 class Renamed(TypedDict):

@@ -101,13 +101,13 @@ def test_the_old_symbols_reads_name_the_new_one_and_the_new_ones_name_the_old(ap
     changed, to what and from when; LQX's answers name LIQ as its earlier ticker, over REST
     and GraphQL alike. Before, LIQ's answers read as a name that had stopped."""
     _market_after(api, tmp_path / "renamed", 5, rename=True)
-    changed = {"symbol": "LQX", "as_of": EX.isoformat()}
+    changed = {"symbol": "LQX", "as_of": EX.isoformat(), "relisted_on": None}
     old, new = api.acme("GET", "/api/market/history/LIQ"), api.acme("GET", "/api/market/history/LQX")
     assert (old.status_code, new.status_code) == (200, 200), (old.text, new.text)
     assert old.json()["renamed_to"] == changed and old.json()["renamed_from"] == []
     assert old.json()["items"][-1]["trading_date"] < EX.isoformat()  # what traded under LIQ, as it traded
     assert new.json()["renamed_to"] is None and new.json()["renamed_from"] == [
-        {"symbol": "LIQ", "as_of": EX.isoformat()}
+        {"symbol": "LIQ", "as_of": EX.isoformat(), "relisted_on": None}
     ]
     statistics = api.acme("GET", "/api/market/symbol/LIQ")
     assert statistics.status_code == 200, statistics.text

@@ -22,7 +22,7 @@ from portfolio.trading import open_client_portfolio
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
-from store.splits import stored_splits
+from store.splits import TickerChange, stored_splits, ticker_changes
 from tests.portfolio.clients import EX_DATE, FRIDAY, MONDAY, Client, announce_action, open_funded_client, trade
 from tests.portfolio.seed import CALENDAR, DAY, price_row
 from views.book_record import TrackRecords, portfolio_track_record
@@ -205,6 +205,8 @@ def test_an_old_ticker_another_company_listed_after_the_rename_is_that_companys(
     with engine.connect() as conn:
         held = {s: p.quantity for s, p in ledger.holdings(conn, portfolio_id).items() if p.quantity}
     assert held == {"ZZZ": 50, "AAA": 10}
+    with engine.connect() as conn:  # what the reads of AAA and ZZZ say of it (REST's renamed_to, GraphQL's)
+        assert ticker_changes(conn, ["AAA"])["AAA"].renamed_to == TickerChange("ZZZ", EX_DATE, TUESDAY)
     with pytest.raises(ledger.TradeRejected, match=f"AAA trades as ZZZ from {EX_DATE}"):
         trade(client, "sell", "AAA", 10, 100, MONDAY + timedelta(hours=1))
 
