@@ -33,7 +33,7 @@ from market.clock import TradingCalendar
 from market.contract import PERCENT_PLACES
 from store import tables
 from store.history import current_rows, newest_ids
-from store.splits import shares_on_count, stored_splits
+from store.splits import followed, joined_rows, shares_on_count, stored_splits
 from views.market import Quote, latest_market
 
 
@@ -103,14 +103,18 @@ def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
 
 def _shares_outstanding(conn: Connection, day: date) -> dict[str, float]:
     """Each symbol's latest shares outstanding reported on or before `day`, on `day`'s count
-    (`store.splits.shares_on_count`: a report before a split is multiplied by its factor)."""
+    (`store.splits.shares_on_count`: a report before a split is multiplied by its factor); a
+    renamed company's report under its old symbol is its new symbol's (`store.splits.joined`)."""
     c = tables.fundamentals.c
     latest: dict[str, tuple[date, int | None]] = {}
-    for row in current_rows(conn, tables.fundamentals, where=[c.report_date <= day]):
+    splits = stored_splits(conn, day)
+    for row in joined_rows(
+        current_rows(conn, tables.fundamentals, where=[c.report_date <= day]), splits, day, "report_date"
+    ):
         held = latest.get(row["symbol"])
         if held is None or row["report_date"] > held[0]:
             latest[row["symbol"]] = (row["report_date"], row["shares_outstanding"])
-    splits = stored_splits(conn, day, [s for s, (_, shares) in latest.items() if shares])
+    splits = followed(splits, day)  # the old symbol's splits are the joined series'
     return {
         symbol: shares_on_count(splits, symbol, shares, reported, day)
         for symbol, (reported, shares) in latest.items()

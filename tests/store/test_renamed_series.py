@@ -115,6 +115,29 @@ def test_the_cap_weighted_index_weighs_the_company_by_the_shares_reported_under_
     assert source == "cap_weighted" and total["index"][EX] == pytest.approx(moved / 2, rel=0.1)
 
 
+def test_the_days_breadth_index_weighs_the_new_symbol_by_the_old_symbols_shares(renamed: Engine) -> None:
+    """GET /api/market/breadth's capitalisation-weighted index: ZZZ is weighed by the shares
+    AAA reported (it was left out, `index_excluded`, until ZZZ reported its own)."""
+    from views.breadth import market_breadth
+
+    report = {"period_end": None, "eps": None, "book_value_per_share": None, "dividend_yield": None}
+    rows = [
+        {**report, "symbol": s, "report_date": SESSIONS[60], "shares_outstanding": n, "market_cap": None}
+        for s, n in (("AAA", 1_000_000), ("BBB", 10_000_000))
+    ]
+    listed = [("AAA", FIRST, EX), ("BBB", FIRST, None), ("ZZZ", EX, None)]
+    instruments = [
+        {"symbol": s, "name": s, "board": "MAIN", "listed_on": on, "delisted_on": off, "source": "test"}
+        for s, on, off in listed
+    ]
+    with renamed.begin() as conn:
+        append_history(conn, tables.fundamentals, [{**r, "source": "test"} for r in rows])
+        append_history(conn, tables.instruments, instruments)
+    with renamed.connect() as conn:
+        breadth = market_breadth(conn, CALENDAR, SESSIONS[-1], SESSIONS[-1])
+    assert breadth["index_constituents"] == 2 and breadth["index_excluded"] == [], breadth
+
+
 def test_the_old_symbols_predictions_and_sentiment_meet_the_new_symbols_bars(renamed: Engine) -> None:
     """What T1 stored under AAA before the ex-date (a prediction, a sentiment composite) is
     read under ZZZ once the series is ZZZ's, so the live record, the calibration and the
