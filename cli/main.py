@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ingest.simulator.site import SimulatorSite
 
 app = command_group("Market intelligence service for a small stock exchange.")
-db_app = command_group("The database: apply migrations, show their state.")
+db_app = command_group("The database: apply migrations, show their state, rebuild the stored daily bars.")
 stage_app = command_group("Run the stages of the trading day.")
 exchange_app = command_group("The built-in exchange website: the simulator, or a replay of real files.")
 app.add_typer(db_app, name="db")
@@ -107,6 +107,16 @@ def db_status() -> None:
     typer.echo(f"database: {_redacted(settings.database_url)}")
     for state in status(migration_engine(settings)):
         typer.echo(f"{state.version:04d}  {state.name:<24} {state.state:<9} {shown(state.applied_at)}")
+
+
+@db_app.command("rebuild-bars")
+@one_line_errors
+def db_rebuild_bars() -> None:
+    """Compare every stored daily bar with its indicators computed anew and store the ones
+    that moved (after an upgrade that changed an indicator's definition; safe to repeat)."""
+    from desk import Desk
+
+    typer.echo(f"{Desk.from_settings(get_settings()).refresh_bars(every=True)} daily bars rebuilt")
 
 
 @stage_app.command("list")

@@ -305,11 +305,12 @@ class Desk(PortfolioReads, MarketReads):
         capital = capital if capital is not None else CapitalOptions()
         return import_path(self.engine, path, fmt, currency=currency, capital=capital, keep_books=keep_books)
 
-    def refresh_bars(self) -> int:
+    def refresh_bars(self, every: bool = False) -> int:
         """The stored daily bars and indicators brought up to date with the stored prices
-        (views/bars.py), in their read model's own transaction; the bars rebuilt."""
+        (views/bars.py; `every`: every symbol's compared from its first bar), in their read
+        model's own transaction; the bars rebuilt."""
         with write_transaction(self.engine, "read-model:daily_bars") as conn:
-            return refresh_bars(conn)
+            return refresh_bars(conn, every)
 
     def deliver_notifications(self, day: date | None = None) -> dict[str, Any]:
         """Every stored notification (of `day`, or all: what T1's stages and `notify deliver`

@@ -184,8 +184,8 @@ def session_spread(session: Session) -> tuple[float, str]:
         session.high,
         session.low,
         session.close,
-        session.spread_estimate,
-        session.spread_estimate_source,
+        (session.spread_estimate, session.spread_estimate_source),
+        session.volume,
     )
     if spread is None:
         return FALLBACK_SPREAD, "fallback"

@@ -12,8 +12,10 @@ supplies it: a `spread_estimate` column (with its `spread_estimate_source`) in a
 or the `estimate` argument of `spread_fraction`. A caller without history (one stored day
 and nothing before it) falls back to the day's range (high - low) / close, a wider,
 conservative proxy (mostly the day's volatility: a median 2.55% for liquid NSE names
-where the quoted spread is nearer 1.5%). With none of these, the spread is unknown
-(NaN / None). Every spread carries its source: `quotes`, the estimator's label
+where the quoted spread is nearer 1.5%), on a traded day only: a day without trades
+(volume 0 where the volume is known) repeats the last close as its high and low (the NSE
+files, many exchange pages), a range of 0 that says nothing about the spread. With none
+of these, the spread is unknown (NaN / None). Every spread carries its source: `quotes`, the estimator's label
 (`recent_quotes`, `abdi_ranaldo`, `corwin_schultz`, `range_window`, `tick`), `range` (the day's range) or
 `none`. Where the spread is compared with a threshold it is rounded to 6 decimals first
 (0.01 basis point), so a quoted 5.00% is exactly at the threshold, not a float's width
@@ -101,18 +103,20 @@ def spread_fraction(
     high: float | None,
     low: float | None,
     close: float | None,
-    estimate: float | None = None,
-    estimate_source: str = "estimate",
+    estimate: tuple[float | None, str] | None = None,
+    volume: float | None = None,
 ) -> tuple[float | None, str]:
     """(spread as a fraction rounded to 6 decimals, where it came from): the quotes
     ('quotes'); else `estimate` where the caller has one (`estimate_spreads` on the name's
-    history; its label, `estimate_source`); else the day's range ('range'); else
-    (None, 'none')."""
+    history, with its label); else the day's range ('range') unless `volume` says nothing
+    traded; else (None, 'none')."""
     if known(bid) and known(ask) and bid > 0 and ask >= bid:
         return round((ask - bid) / ((ask + bid) / 2), SPREAD_DECIMALS), "quotes"
-    if known(estimate) and estimate >= 0:
-        return round(float(estimate), SPREAD_DECIMALS), estimate_source
-    if known(high) and known(low) and known(close) and close > 0 and high >= low:
+    value, label = estimate if estimate is not None else (None, "estimate")
+    if known(value) and value >= 0:
+        return round(float(value), SPREAD_DECIMALS), label
+    traded = not known(volume) or volume > 0
+    if traded and known(high) and known(low) and known(close) and close > 0 and high >= low:
         return round((high - low) / close, SPREAD_DECIMALS), "range"
     return None, "none"
 
@@ -129,12 +133,15 @@ def quoted_spreads(prices: pd.DataFrame) -> pd.Series:
 
 def spreads_with_source(frame: pd.DataFrame) -> pd.DataFrame:
     """`spread_fraction` over a frame with bid, ask, high, low and close columns (and,
-    optionally, `spread_estimate` with `spread_estimate_source`), not rounded: columns
-    `spread` (NaN where nothing is known) and `spread_source`, on the frame's index."""
+    optionally, `volume`, and `spread_estimate` with `spread_estimate_source`), not
+    rounded: columns `spread` (NaN where nothing is known) and `spread_source`, on the
+    frame's index."""
     nan = pd.Series(np.nan, index=frame.index)
     quoted = quoted_spreads(frame)
+    volume = pd.to_numeric(frame["volume"], errors="coerce") if "volume" in frame else nan
+    traded = volume.isna() | (volume > 0)  # an unknown volume is no day without trades
     proxy = ((frame["high"] - frame["low"]) / frame["close"]).where(
-        (frame["high"] >= frame["low"]) & (frame["close"] > 0)
+        (frame["high"] >= frame["low"]) & (frame["close"] > 0) & traded
     )
     estimate = frame.get(ESTIMATE, nan)
     estimate = estimate.where(estimate >= 0)

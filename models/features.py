@@ -129,7 +129,8 @@ def zero_volume_share_20(p: pd.DataFrame, runs: Runs | None = None) -> pd.Series
 
 def spread_pct(p: pd.DataFrame, runs: Runs | None = None) -> pd.Series:
     """Closing bid-ask spread over the mid when both sides are quoted, else the day's range
-    over the close; NaN when neither is known (market/liquidity.py's rule, unrounded). An
+    over the close on a traded day; NaN when neither is known, as on a day without trades
+    or quotes (market/liquidity.py's rule, unrounded). An
     indicator the API serves (views/market.py) and the gates and costs read; not a model
     input since core14-v4 (log_value_adv20 took its slot)."""
     return spread_series(p)

@@ -60,8 +60,9 @@ def day_table(ctx: StageContext) -> list[dict]:
 
 def _spread(row: dict, estimate: tuple[float, str] | None = None) -> dict:
     """The spread in percent with where it came from (market/liquidity.py's rule)."""
-    value, label = estimate if estimate is not None else (None, "estimate")
-    spread, source = spread_fraction(row["bid"], row["ask"], row["high"], row["low"], row["close"], value, label)
+    spread, source = spread_fraction(
+        row["bid"], row["ask"], row["high"], row["low"], row["close"], estimate, row["volume"]
+    )
     return {"spread_pct": None if spread is None else round(spread * 100, 2), "spread_source": source}
 
 

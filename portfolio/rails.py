@@ -89,7 +89,13 @@ class MarketDay:
     def _spread_with_source(self) -> tuple[float | None, str]:
         # worked out once a day: a null book's replay asks for it about 90 times a day
         return spread_fraction(
-            self.bid, self.ask, self.high, self.low, self.close, self.spread_estimate, self.spread_estimate_source
+            self.bid,
+            self.ask,
+            self.high,
+            self.low,
+            self.close,
+            (self.spread_estimate, self.spread_estimate_source),
+            self.volume,
         )
 
     @property

@@ -169,24 +169,24 @@ def built_rows(
     ]
 
 
-def refresh_bars(conn: Connection) -> int:
+def refresh_bars(conn: Connection, every: bool = False) -> int:
     """Bring `daily_bars` up to date with `eod_prices` and the split notices; the number of
     bar rows inserted. Idempotent: with nothing new it reads its watermarks and returns 0.
     Each symbol with a price newer than the last build, or a split notice recorded after
     its bars from the ex-date on were built (`_UNBUILT_SPLITS`), has its indicators
     computed over its whole history and its rows compared from the first date of a new
     price or ex-date on: an earlier bar reads no new price and no bar on a split's new
-    count, so it is as stored (a day's refresh compares that day's rows only)."""
+    count, so it is as stored (a day's refresh compares that day's rows only).
+    `every`: every symbol's rows compared from its first bar (`marketintel db
+    rebuild-bars`, after an indicator's definition changed): a new version of each bar
+    whose figures the definition moved, nothing for the others."""
     marks = watermarks(conn)
     built_from = marks[1]
-    if is_current(marks):
+    if is_current(marks) and not every:
         return 0
     p = tables.eod_prices.c
-    firsts = dict(
-        conn.execute(
-            select(p.symbol, func.min(p.trading_date)).where(p.id > (built_from or 0)).group_by(p.symbol)
-        ).all()
-    )
+    newer = [] if every else [p.id > (built_from or 0)]
+    firsts = dict(conn.execute(select(p.symbol, func.min(p.trading_date)).where(*newer).group_by(p.symbol)).all())
     for symbol, ex_date in conn.execute(_UNBUILT_SPLITS).all() if marks[4] else ():
         firsts[symbol] = min(firsts.get(symbol, ex_date), ex_date)
     if not firsts:

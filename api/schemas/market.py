@@ -273,7 +273,8 @@ class Bar(ApiModel):
     volume_ratio_20: float | None = Field(description="Volume over ADV_20 (the 20-day mean volume), a ratio.")
     spread_pct: float | None = Field(
         description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over "
-        "the close (market/liquidity.py)."
+        "the close on a traded day (market/liquidity.py); null on a day without trades and without quotes (its high "
+        "and low repeat the last close: no spread)."
     )
 
 

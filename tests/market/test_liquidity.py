@@ -37,6 +37,23 @@ def test_scalar_and_vectorised_spread_agree_on_every_row(inputs, spread, source)
         assert effective_spread(frame).iloc[0] == spread_fraction(*inputs)[0]
 
 
+def test_a_day_without_trades_has_no_range_to_stand_in_for_the_spread() -> None:
+    """A no-trade day repeats the last close as its high and low: a range of 0, no spread;
+    with trades (or no volume known) the range stands in, and quotes win either way."""
+    rows = [  # bid, ask, high, low, close, volume -> spread, source
+        ((None, None, 10.0, 10.0, 10.0, 0.0), None, "none"),
+        ((None, None, 10.4, 9.6, 10.0, 0.0), None, "none"),
+        ((None, None, 10.4, 9.6, 10.0, 500.0), 0.08, "range"),
+        ((None, None, 10.4, 9.6, 10.0, None), 0.08, "range"),
+        ((9.9, 10.1, 10.0, 10.0, 10.0, 0.0), 0.02, "quotes"),
+    ]
+    for (*prices, volume), spread, source in rows:
+        assert spread_fraction(*prices, volume=volume) == (spread, source)
+        frame = pd.DataFrame([[*prices, volume]], columns=["bid", "ask", "high", "low", "close", "volume"], dtype=float)
+        vectorised = spread_series(frame).iloc[0]
+        assert math.isnan(vectorised) if spread is None else vectorised == pytest.approx(spread), (prices, volume)
+
+
 # adv_20, volume, bid, ask -> passes (high 10.4, low 9.6, close 10.0: an 8% range)
 GATES = [
     ((20_000, 1_000, 9.9, 10.1), True, []),

@@ -216,8 +216,8 @@ def test_quotes_win_then_the_estimate_then_the_days_range() -> None:
     assert out["spread"].tolist()[:3] == pytest.approx([0.02, 0.013, 0.10])
     assert np.isnan(out["spread"].iloc[3])
     assert out["spread_source"].tolist() == ["quotes", "abdi_ranaldo", "range", "none"]
-    assert spread_fraction(9.9, 10.1, 10.5, 9.5, 10.0, 0.013, "abdi_ranaldo") == (pytest.approx(0.02), "quotes")
-    assert spread_fraction(None, None, 10.5, 9.5, 10.0, 0.013, "abdi_ranaldo") == (0.013, "abdi_ranaldo")
+    assert spread_fraction(9.9, 10.1, 10.5, 9.5, 10.0, (0.013, "abdi_ranaldo")) == (pytest.approx(0.02), "quotes")
+    assert spread_fraction(None, None, 10.5, 9.5, 10.0, (0.013, "abdi_ranaldo")) == (0.013, "abdi_ranaldo")
     assert spread_fraction(None, None, 10.5, 9.5, 10.0) == (0.1, "range")
 
 

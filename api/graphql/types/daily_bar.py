@@ -41,7 +41,8 @@ class DailyBar:
     )
     spread_pct: float | None = strawberry.field(
         description="Closing spread in percent: (ask - bid) / mid x 100 from the quotes, else the day's range over "
-        "the close (market/liquidity.py)."
+        "the close on a traded day (market/liquidity.py); null on a day without trades and without quotes (its high "
+        "and low repeat the last close: no spread)."
     )
 
     @classmethod
