@@ -80,9 +80,10 @@ def performance(conn: Connection) -> tuple:
 
 def latest_market(conn: Connection) -> tuple:
     """The latest market: closes, the split notices (the change and RSI read the bars on the
-    day's share count) and both records' predictions (a day before the first live day is
-    answered from the validation record)."""
-    return newest_ids(conn, tables.eod_prices, tables.corporate_actions, *SERVED_PREDICTIONS)
+    day's share count), the listings (only the names listed on the day are quoted) and both
+    records' predictions (a day before the first live day is answered from the validation
+    record)."""
+    return newest_ids(conn, tables.eod_prices, tables.corporate_actions, tables.instruments, *SERVED_PREDICTIONS)
 
 
 def predictions(conn: Connection) -> tuple:
@@ -111,7 +112,8 @@ def valuation(conn: Connection, portfolio_id: str, *more: Part) -> tuple:
 
 
 def breadth(conn: Connection) -> tuple:
-    """A day's breadth: the closes and the fundamentals (views/breadth.py `data_version`)."""
+    """A day's breadth: the closes, the listings and the fundamentals (views/breadth.py
+    `data_version`)."""
     return breadth_version(conn)
 
 

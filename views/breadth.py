@@ -18,8 +18,8 @@ Every count comes from the same per-ticker day that GET /api/market/latest serve
 
 Computing it reads every instrument's bars of the last 270 calendar days and their RSI
 (0.3-1.4 s a call on the demo store), so the API serves it as a read model like its other
-reads: built once per `data_version` (the newest price, corporate action and fundamentals
-ids, all it depends on) and the latest closed trading day, per process (api/services.py `cached`).
+reads: built once per `data_version` (the newest price, corporate action, instrument and
+fundamentals ids, all it depends on) and the latest closed trading day, per process (api/services.py `cached`).
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ class Breadth(TypedDict):
 
 def data_version(conn: Connection) -> tuple:
     """What a day's breadth depends on: the newest price id (the bars `latest_market` reads),
-    the newest corporate action id (a split puts the close before it on the day's count)
-    and the newest fundamentals id (shares outstanding). Append-only ids only grow, so this
-    moves exactly when an answer could change; the caller adds the latest closed trading day
-    (which dates are served, and their errors, move with the clock)."""
-    return newest_ids(conn, tables.eod_prices, tables.corporate_actions, tables.fundamentals)
+    the newest corporate action id (a split puts the close before it on the day's count),
+    the newest instruments id (the names listed on the day) and the newest fundamentals id
+    (shares outstanding). Append-only ids only grow, so this moves exactly when an answer
+    could change; the caller adds the latest closed trading day (which dates are served,
+    and their errors, move with the clock)."""
+    return newest_ids(conn, tables.eod_prices, tables.corporate_actions, tables.instruments, tables.fundamentals)
 
 
 def market_breadth(

@@ -31,7 +31,7 @@ from pipeline.stage import Stage, StageContext, StageOutcome
 from portfolio import suggestions
 from store import tables
 from store.engine import build_engine
-from store.history import append_history
+from store.history import append_history, current_rows
 from tests.api.conftest import Api
 from tests.api.world import DAY, MONDAY, MORNING
 from tests.portfolio.seed import CALENDAR, days_up_to, price_row
@@ -376,3 +376,19 @@ def test_read_models_kept_for_a_clients_arguments_count_against_the_caches_bound
     assert histories, "the histories were not kept at all"
     held = _held(histories, set())
     assert held <= 2 * bound, f"{len(histories)} kept histories hold {held:,} bytes past a bound of {bound:,}"
+
+
+def test_a_listing_written_alone_moves_the_latest_market_and_breadth_kept(api: Api) -> None:
+    """A delisting recorded on the instruments alone (no price, action or prediction with
+    it): a process that kept the day's quotes and breadth serves the market without the
+    name, as a process reading it for the first time does."""
+    assert "MID" in api.acme("GET", "/api/market/latest").json()
+    instruments = api.acme("GET", "/api/market/breadth").json()["instruments"]
+    with api.world.engine.begin() as conn:
+        (mid,) = [r for r in current_rows(conn, tables.instruments) if r["symbol"] == "MID"]
+        kept = {k: v for k, v in mid.items() if k not in ("id", "recorded_at")}
+        append_history(conn, tables.instruments, [{**kept, "delisted_on": DAY - timedelta(days=3)}])
+    assert "MID" not in api.acme("GET", "/api/market/latest").json()
+    assert api.acme("GET", "/api/market/breadth").json()["instruments"] == instruments - 1
+    graph = api.acme("POST", "/graphql", json={"query": "{ marketBreadth { instruments } }"}).json()
+    assert graph["data"]["marketBreadth"]["instruments"] == instruments - 1
