@@ -175,9 +175,15 @@ class ZScore(TypedDict):
 
 
 class WindowVariance(TypedDict):
+    """A window's sample variance of daily log returns and its annualised volatility; a
+    day without trades is a return of 0 (its close is the last close), so `traded_returns`
+    counts the window's returns that end on a day with trades, and with none the variance
+    is null: no price was observed to move or not."""
+
     variance: float | None
     annualised_volatility: float | None
     observations: int
+    traded_returns: int
 
 
 class LatestReasons(TypedDict):
@@ -705,16 +711,6 @@ def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame, splits: 
     its day, `splits` the symbol's stored ones): a split is no return, nor a volume jump."""
     as_of = bars["trading_date"].iloc[-1]
     bars = on_count(bars, splits, as_of)
-    log_returns = np.log(bars["close"].astype(float)).diff().dropna()
-    variance: dict[str, WindowVariance] = {}
-    for window in VARIANCE_WINDOWS:
-        part = log_returns.iloc[-window:]
-        var = float(part.var(ddof=1)) if len(part) == window else None
-        variance[f"{window}d"] = {
-            "variance": _number(var, 10),
-            "annualised_volatility": _number(np.sqrt(var * TRADING_DAYS_PER_YEAR)) if var is not None else None,
-            "observations": int(len(part)),
-        }
     day_range = 100 * (bars["high"].astype(float) - bars["low"].astype(float)) / bars["close"].astype(float)  # percent
     normalised = {
         "return_1d": _zscore(bars["close"].astype(float).pct_change()),
@@ -728,6 +724,25 @@ def statistics(symbol: str, bars: pd.DataFrame, enriched: pd.DataFrame, splits: 
         "symbol": symbol,
         "as_of": as_of,
         "observations": int(len(bars)),
-        "variance": variance,
+        "variance": _variances(bars),
         "normalised": normalised,
     }
+
+
+def _variances(bars: pd.DataFrame) -> dict[str, WindowVariance]:
+    """`WindowVariance` of each of VARIANCE_WINDOWS over the last returns of `bars` (one
+    symbol's, oldest first, on one share count); null where the window is longer than the
+    history or holds no return of a traded day."""
+    log_returns = np.log(bars["close"].astype(float)).diff().iloc[1:]
+    traded = (bars["volume"].astype(float) > 0).iloc[1:]
+    variance: dict[str, WindowVariance] = {}
+    for window in VARIANCE_WINDOWS:
+        part, count = log_returns.iloc[-window:], int(traded.iloc[-window:].sum())
+        var = float(part.var(ddof=1)) if len(part) == window and count else None
+        variance[f"{window}d"] = {
+            "variance": _number(var, 10),
+            "annualised_volatility": _number(np.sqrt(var * TRADING_DAYS_PER_YEAR)) if var is not None else None,
+            "observations": int(len(part)),
+            "traded_returns": count,
+        }
+    return variance

@@ -168,12 +168,15 @@ LATEST_EXAMPLE = {
 class VarianceWindow(ApiModel):
     variance: float | None = Field(
         description="Sample variance of daily log returns over the window, split-adjusted (the closes on the last "
-        "bar's share count); null when shorter."
+        "bar's share count), not dividend-adjusted; a day without trades is a return of 0 (its close is the last "
+        "close: the trade after it carries the move since); null when the history is shorter than the window or "
+        "the window holds no return of a day with trades."
     )
     annualised_volatility: float | None = Field(
         description="sqrt(variance x 250), the sessions a year every annualised figure counts."
     )
-    observations: int
+    observations: int = Field(description="Daily returns in the window, days without trades included.")
+    traded_returns: int = Field(description="The window's returns that end on a day with trades (volume > 0).")
 
 
 class Normalised(ApiModel):
@@ -190,7 +193,9 @@ class SymbolStatistics(ApiModel):
             "symbol": "NCBFG",
             "as_of": "2026-11-20",
             "observations": 1250,
-            "variance": {"20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20}},
+            "variance": {
+                "20d": {"variance": 0.000144, "annualised_volatility": 0.1905, "observations": 20, "traded_returns": 17}
+            },
             "normalised": {
                 "volume": {"value": 125000.0, "mean": 80000.0, "std": 30000.0, "z": 1.5, "observations": 1250}
             },

@@ -67,6 +67,7 @@ def test_symbol_statistics_variance_and_zscores(api: Api) -> None:
     twenty = body["variance"]["20d"]  # annualised on the sessions a year every figure counts (market.clock)
     assert twenty["annualised_volatility"] == pytest.approx(np.sqrt(twenty["variance"] * 250), rel=1e-5)
     assert body["variance"]["60d"]["variance"] is None  # 59 returns: shorter than the window
+    assert (twenty["observations"], twenty["traded_returns"]) == (20, 20)
     returns = closes[1:] / closes[:-1] - 1
     z = body["normalised"]["return_1d"]
     assert z["z"] == pytest.approx((returns[-1] - returns[:-1].mean()) / returns[:-1].std(ddof=1), abs=1e-3)
@@ -75,6 +76,13 @@ def test_symbol_statistics_variance_and_zscores(api: Api) -> None:
     day_range = body["normalised"]["day_range_pct"]
     assert day_range["value"] == pytest.approx(100 * (round(last * 1.01, 2) - round(last * 0.99, 2)) / last, abs=0.01)
     assert_problem(api.acme("GET", "/api/market/symbol/NOPE"), 404, "no instrument 'NOPE'")
+
+
+def test_a_name_without_trades_reads_no_volatility_not_zero(api: Api) -> None:
+    """DRY has closes but no trade in its history: no return was observed, so no window
+    has a variance (0 would read as the calmest name of the market)."""
+    variance = api.acme("GET", "/api/market/symbol/DRY").json()["variance"]
+    assert variance["20d"] == {"variance": None, "annualised_volatility": None, "observations": 20, "traded_returns": 0}
 
 
 def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
