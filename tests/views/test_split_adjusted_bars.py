@@ -264,3 +264,24 @@ def test_breadth_counts_a_change_as_it_is_served(engine: Engine) -> None:
         breadth = breadth_of(conn, {"MOVE": tiny})
     assert shown == {"change_pct": 0.0}
     assert (breadth["advancers"], breadth["decliners"], breadth["unchanged"]) == (0, 0, 1)
+
+
+def test_the_index_reads_a_name_untraded_since_a_split_on_the_days_count(engine: Engine) -> None:
+    """STALE's last bar is before a 2-for-1 split's ex-date (a suspended name the files
+    leave out): its quote is that bar's close, on the old count, while its shares
+    outstanding are on the day's. The index's capitalisation puts both on the day's count
+    (half the close, twice the shares), not the old close on the doubled shares."""
+    with engine.begin() as conn:
+        row = {"symbol": "STALE", "name": "STALE Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
+        append_history(conn, tables.instruments, [row])
+        stale = [price_row("STALE", d, 40.0, 1_000, 39.95, 40.05) for d in DAYS if d <= BEFORE]
+        append_history(conn, tables.eod_prices, stale)
+        shares = {"symbol": "STALE", "report_date": DAYS[0], "period_end": DAYS[0], "source": "test"}
+        append_history(conn, tables.fundamentals, [{**shares, "shares_outstanding": 1_000_000}])
+    _split(engine, "STALE", 2.0)
+    with engine.connect() as conn:
+        quotes = market_views.latest_market(conn, CALENDAR, DAY)
+        breadth = market_breadth(conn, CALENDAR, DAY)
+    assert (quotes["STALE"]["close"], quotes["STALE"]["trading_date"]) == (40.0, BEFORE)
+    assert breadth["index_constituents"] == 1 and breadth["index_market_cap"] == 40.0 * 1_000_000
+    assert breadth["index_change_pct"] == 0.0
