@@ -46,7 +46,16 @@ from starlette.types import Message, Receive, Scope, Send
 
 from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
 from api.services import Services
-from desk import Account, KeyCheck, KeyRecord, VersionMoved, is_client_key, settle
+from desk import (
+    INSIGHTS_REFUSAL,
+    INSIGHTS_SWITCHED_OFF,
+    Account,
+    KeyCheck,
+    KeyRecord,
+    VersionMoved,
+    is_client_key,
+    settle,
+)
 from market.errors import AuthenticationError, BusyError, PermissionDeniedError, RateLimitedError
 
 api_key_header_name = "X-API-Key"
@@ -90,6 +99,15 @@ class Principal:
         if self.macro_access is not None:
             return self.macro_access
         return self.tier in ("PRO", "INSTITUTIONAL")
+
+    @property
+    def macro_insights_refusal(self) -> str | None:
+        """Why this caller may not read the macro insights, as its 403 (GraphQL: FORBIDDEN)
+        says it; None when it may. A key switched off is told so, not that it needs the
+        tier it has."""
+        if self.may_read_macro_insights:
+            return None
+        return INSIGHTS_SWITCHED_OFF if self.macro_access is False else INSIGHTS_REFUSAL
 
 
 ADMIN = Principal("admin", None, None, None, None, True)

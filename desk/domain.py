@@ -16,7 +16,7 @@ order's `Rationale`, an `ExecutedDay`'s record, a statement's `Change`s, the day
 
 from analysis.day_facts import DayFacts
 from models.decisions import HORIZON
-from models.macro_model import INSIGHTS_REFUSAL, MacroInsights, week_start
+from models.macro_model import INSIGHTS_REFUSAL, INSIGHTS_SWITCHED_OFF, MacroInsights, week_start
 from models.scoring import ServedPrediction
 from portfolio.accounts import Account
 from portfolio.ai import ExecutedDay
@@ -50,6 +50,7 @@ __all__ = [
     "BENCHMARKS",
     "HORIZON",
     "INSIGHTS_REFUSAL",
+    "INSIGHTS_SWITCHED_OFF",
     "MOSTLY_CASH_EXPOSURE",
     "NO_AI_DAYS",
     "NULL_FAMILIES",

@@ -43,6 +43,10 @@ INSIGHTS_REFUSAL = (
     "macro insights need a PRO or INSTITUTIONAL key, or macro access switched on for this key "
     "(the operator sets it: PUT /api/keys/{key_id}/macro-access)"
 )
+INSIGHTS_SWITCHED_OFF = (  # a key whose tier would allow them: "need a PRO key" told a PRO key nothing
+    "macro insights are switched off for this key, whatever its tier "
+    "(the operator switched it: PUT /api/keys/{key_id}/macro-access)"
+)
 INFLATION_TARGET = (4.0, 6.0)
 PANEL_CODES = (
     "POLICY_RATE",

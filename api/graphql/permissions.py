@@ -9,7 +9,7 @@ import strawberry
 from strawberry.permission import BasePermission
 from strawberry.types import Info
 
-from desk import INSIGHTS_REFUSAL
+from market.errors import PermissionDeniedError
 
 
 class AdminOnly(BasePermission):
@@ -21,13 +21,15 @@ class AdminOnly(BasePermission):
 
 
 class MacroInsightsAccess(BasePermission):
-    """The REST rule, from the same place: `Principal.may_read_macro_insights`."""
-
-    message = INSIGHTS_REFUSAL
-    error_extensions = {"code": "FORBIDDEN"}
+    """The REST rule and its refusal, from the same place: `Principal.macro_insights_refusal`,
+    raised as the domain error (code FORBIDDEN, api/graphql/limits.py) with the words REST's
+    403 has: a key switched off is told so, not that it needs the tier it has."""
 
     def has_permission(self, source: Any, info: Info, **kwargs: Any) -> bool:
-        return info.context.principal.may_read_macro_insights
+        refusal = info.context.principal.macro_insights_refusal
+        if refusal is not None:
+            raise PermissionDeniedError(refusal)
+        return True
 
 
 def admin_field(description: str) -> Any:

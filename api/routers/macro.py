@@ -9,7 +9,6 @@ from api.deps import CallerDep, ConnDep, ServicesDep
 from api.schemas.common import KEYED, SupportedDate, problems
 from api.schemas.macro import MacroIndicators, MacroInsights
 from api.security import KeyCheckedRoute
-from desk import INSIGHTS_REFUSAL
 from market.errors import PermissionDeniedError
 
 router = APIRouter(tags=["macro"], route_class=KeyCheckedRoute)
@@ -42,6 +41,7 @@ def insights(svc: ServicesDep, caller: CallerDep, conn: ConnDep) -> MacroInsight
     """The macro parameters (rates regime, FX pressure, macro risk) of the latest week starting
     on or before today, with their inputs (all released before that week's Monday) and the
     three sources. PRO and INSTITUTIONAL keys, and keys whose macro access is on."""
-    if not caller.may_read_macro_insights:
-        raise PermissionDeniedError(INSIGHTS_REFUSAL)
+    refusal = caller.macro_insights_refusal
+    if refusal is not None:
+        raise PermissionDeniedError(refusal)
     return MacroInsights.model_validate(svc.desk.macro_insights(conn), from_attributes=True)

@@ -132,13 +132,17 @@ def test_insights_follow_the_tier_and_the_per_key_switch(api: Api) -> None:
     keystore.set_option(w.engine, w.acme_key_id, "MACRO_ACCESS_SET", True, now=MORNING)
     assert api.acme("GET", "/api/macro_insights").status_code == 200  # STANDARD with macro access on
     keystore.set_option(w.engine, w.beta_key_id, "MACRO_ACCESS_SET", False, now=MORNING)
-    assert_problem(api.call("GET", "/api/macro_insights", w.beta_key), 403, "macro access")  # PRO switched off
+    switched_off = assert_problem(api.call("GET", "/api/macro_insights", w.beta_key), 403, "switched off for this key")
+    assert "need a PRO" not in switched_off["detail"]  # told why, not to get the tier it has
 
     query = "{ macroInsights { weekStart parameters { parameter value reading } } modelPerformance { modelId } }"
     assert data(api, query, w.acme_key)["macroInsights"]["weekStart"] == MONDAY.isoformat()
     denied = gql(api, query, w.beta_key).json()
     assert denied["data"]["macroInsights"] is None and denied["data"]["modelPerformance"] is not None
     assert denied["errors"][0]["extensions"]["code"] == "FORBIDDEN" and denied["errors"][0]["path"] == ["macroInsights"]
+    assert denied["errors"][0]["message"] == switched_off["detail"]  # the same words on both transports
+    standard = keystore.generate(w.engine, w.settings, "Plain Ltd", "STANDARD", now=MORNING)["api_key"]
+    assert gql(api, query, standard).json()["errors"][0]["message"] == refused["detail"]
     rest = api.acme("GET", "/api/macro_insights").json()
     graph = data(api, "{ macroInsights { parameters { parameter value reading } } }", w.acme_key)["macroInsights"]
     assert graph["parameters"] == [{k: p[k] for k in ("parameter", "value", "reading")} for p in rest["parameters"]]
