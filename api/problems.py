@@ -23,7 +23,7 @@ from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
-from api.security import refund, refunded_refusal
+from api.security import api_key_header_name, refund, refunded_refusal
 from api.services import ClientGone
 from api.uploads import unreadable_form
 from market import errors
@@ -31,6 +31,9 @@ from market.text import encodable
 
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
+# RFC 9110 15.5.2: a 401 MUST carry a challenge naming how to authenticate. API keys have no
+# registered scheme; `APIKey` is FastAPI's (its APIKeyHeader's own 401), the parameter names the header.
+CHALLENGE = {"WWW-Authenticate": f'APIKey header="{api_key_header_name}"'}
 
 STATUS_BY_ERROR: dict[type[errors.MarketIntelError], int] = {
     errors.InvalidInputError: 422,
@@ -151,8 +154,12 @@ def problem(
             **extra,
         }
     )
+    challenge = CHALLENGE if status == 401 else {}
     return JSONResponse(
-        body, status_code=status, media_type=PROBLEM_JSON, headers={**(headers or {}), "X-Request-ID": request_id}
+        body,
+        status_code=status,
+        media_type=PROBLEM_JSON,
+        headers={**(headers or {}), **challenge, "X-Request-ID": request_id},
     )
 
 

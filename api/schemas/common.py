@@ -199,6 +199,13 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
     for status in sorted(set(statuses)):
         # api/openapi.py moves the body under application/problem+json
         entry: dict[str, Any] = {"description": DESCRIPTIONS[status], "model": Problem}
+        if status == 401:
+            entry["headers"] = {
+                "WWW-Authenticate": {
+                    "description": 'The challenge: APIKey header="X-API-Key".',
+                    "schema": {"type": "string"},
+                }
+            }
         if status == 429:
             entry["headers"] = {
                 **RATE_HEADERS,

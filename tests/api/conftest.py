@@ -114,6 +114,8 @@ def api(unmade_settings: Settings) -> Iterator[Api]:
 def assert_problem(response: httpx.Response, status: int, *detail_parts: str) -> dict:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
+    if status == 401:  # RFC 9110: every 401 names its challenge
+        assert response.headers["WWW-Authenticate"] == 'APIKey header="X-API-Key"', response.headers
     body = response.json()
     assert body["status"] == status and body["request_id"] and body["instance"]
     assert body["type"].endswith(f"/problems/{PROBLEM_TYPES[status][0]}"), body["type"]

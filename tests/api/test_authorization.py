@@ -258,8 +258,11 @@ def refused_and_counted(
     before = counter.failures
     response = api.call(method, path, key, **kwargs)
     counted = counter.failures - before
+    challenge = response.headers.get("WWW-Authenticate")  # RFC 9110: a 401 names its challenge
     if response.status_code != 401 or response.headers["content-type"] != "application/problem+json" or counted != 1:
         return f"{response.status_code}, counted {counted}: {response.text[:100]}"
+    if challenge != 'APIKey header="X-API-Key"':
+        return f"401 with WWW-Authenticate {challenge!r}"
     return None
 
 
