@@ -34,7 +34,8 @@ from market.errors import ConfigurationError, SourceUnavailableError
 from market.settings import Settings
 
 WINDOW_SECONDS = 60
-POLICY_NAME = "per-key"
+POLICY_NAME = "per-key"  # a client's keys, counted together
+ADDRESS_POLICY = "per-address"  # requests without a valid key, per client address
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,13 @@ class Decision:
     remaining: int
     reset_seconds: int
     retry_after: int
+    policy: str = POLICY_NAME
 
     def headers(self) -> dict[str, str]:
         """IETF draft-ietf-httpapi-ratelimit-headers: the policy and the current state."""
         headers = {
-            "RateLimit-Policy": f'"{POLICY_NAME}";q={self.limit};w={WINDOW_SECONDS}',
-            "RateLimit": f'"{POLICY_NAME}";r={self.remaining};t={self.reset_seconds}',
+            "RateLimit-Policy": f'"{self.policy}";q={self.limit};w={WINDOW_SECONDS}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={self.reset_seconds}',
         }
         if not self.allowed:
             headers["Retry-After"] = str(self.retry_after)
@@ -66,7 +68,15 @@ class CounterStore(Protocol):
         """Take back the request just counted (it was refused)."""
 
 
-def decide(store: CounterStore, key_id: str, limit: int, now: float, conn: Connection | None = None) -> Decision:
+def decide(
+    store: CounterStore,
+    key_id: str,
+    limit: int,
+    now: float,
+    conn: Connection | None = None,
+    policy: str = POLICY_NAME,
+) -> Decision:
+    """Count one request on `key_id` against `limit` a minute, under `policy`'s name."""
     window = int(now // WINDOW_SECONDS)
     elapsed = now - window * WINDOW_SECONDS
     current, previous = store.hit(key_id, window, conn)
@@ -74,9 +84,9 @@ def decide(store: CounterStore, key_id: str, limit: int, now: float, conn: Conne
     estimate = current + carried
     reset = max(1, math.ceil(WINDOW_SECONDS - elapsed))
     if estimate <= limit:
-        return Decision(True, limit, max(0, math.floor(limit - estimate)), reset, 0)
+        return Decision(True, limit, max(0, math.floor(limit - estimate)), reset, 0, policy)
     store.undo(key_id, window, conn)
-    return Decision(False, limit, 0, reset, _retry_after(current - 1, previous, limit, elapsed))
+    return Decision(False, limit, 0, reset, _retry_after(current - 1, previous, limit, elapsed), policy)
 
 
 def _retry_after(current: int, previous: int, limit: int, elapsed: float) -> int:

@@ -44,7 +44,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
-from api.ratelimit import WINDOW_SECONDS, Decision, MemoryStore, decide
+from api.ratelimit import ADDRESS_POLICY, WINDOW_SECONDS, Decision, MemoryStore, decide
 from api.services import Services
 from desk import (
     INSIGHTS_REFUSAL,
@@ -248,7 +248,7 @@ def _count_failure(request: Request, svc: Services, failure: AuthenticationError
     without one is throttled like any key's requests."""
     address = request.client.host if request.client else "unknown"
     limit = svc.settings.rate_limit_unauthenticated
-    decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time(), conn)
+    decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time(), conn, ADDRESS_POLICY)
     if not decision.allowed:
         raise RateLimitedError(
             f"over the limit of {limit} requests per minute without a valid key from this address "
