@@ -146,7 +146,10 @@ class Desk(PortfolioReads, MarketReads):
     @classmethod
     def serving(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
         """The desk of a serving process: on a replayed market (`replay_path`) its clock is
-        the replay's (desk/clock.py) unless `now` pins one."""
+        the replay's (desk/clock.py) unless `now` pins one. The key pepper is read (made
+        once if missing) now: a damaged one stops start-up with its reason, as a malformed
+        admin key does, where every client key's request was a 500."""
+        keys.pepper(settings)
         engine, calendar = service_engine(settings), default_calendar()
         if now is None and settings.replay_path is not None:
             now = ReplayClock(engine, calendar)

@@ -7,8 +7,13 @@ import stat
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
+from api.app import create_app
 from desk import keys
+from market.errors import ConfigurationError
+from market.settings import Settings
+from tests.conftest import ADMIN_KEY
 
 
 def test_a_worker_reading_the_pepper_while_another_writes_it_gets_the_one_both_use(
@@ -37,3 +42,13 @@ def test_a_worker_reading_the_pepper_while_another_writes_it_gets_the_one_both_u
     assert stat.S_IMODE((folder / keys.PEPPER_FILE).stat().st_mode) == 0o600
     keys._PEPPERS.pop(folder)
     assert keys._pepper_file(folder) == first  # and it stays the one
+
+
+def test_a_damaged_pepper_stops_start_up_with_its_reason(settings: Settings) -> None:
+    """A pepper file cut short (a bad restore, a hand edit) let the API start, then answered
+    every request with a client key 500 "internal error"; now the start-up names it."""
+    keys._PEPPERS.pop(settings.secrets_dir, None)
+    settings.secrets_dir.mkdir(parents=True, exist_ok=True)
+    (settings.secrets_dir / keys.PEPPER_FILE).write_text("short\n")
+    with pytest.raises(ConfigurationError, match="api-key-pepper is shorter than 32 characters"):
+        create_app(settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}))
