@@ -5,9 +5,8 @@ how many did not trade, and the change of a capitalisation-weighted index.
 The index is the service's own, not the exchange's published one: the day's change in the
 total market capitalisation of every listed instrument with known shares outstanding
 (point in time: the latest fundamentals reported on or before the day, put on the day's
-share count when a split came after the report: `store.splits.shares_on_count`, and each
-close on the same count: a name untraded since a split's ex-date quotes its last close on
-the count before it), shares held fixed over the day, so it moves like a capitalisation-weighted price index: a price
+share count when a split came after the report: `store.splits.shares_on_count`), shares
+held fixed over the day, so it moves like a capitalisation-weighted price index: a price
 index, dividends left out (the track records' `index` benchmark built from the same
 definition is a total-return one: views/track_record.py). An instrument that
 did not trade contributes no change; one trading for the first time (no previous close)
@@ -34,7 +33,7 @@ from market.clock import TradingCalendar
 from market.contract import PERCENT_PLACES
 from store import tables
 from store.history import current_rows, newest_ids
-from store.splits import Split, factor_between, followed, joined_rows, shares_on_count, stored_splits
+from store.splits import followed, joined_rows, shares_on_count, stored_splits
 from views.market import Quote, latest_market
 
 
@@ -80,11 +79,12 @@ def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
     changes = {s: q["change_pct"] for s, q in traded.items() if q["change_pct"] is not None}
     # counted as served, to two places: a -0.001% move is shown 0.00 and is unchanged
     served = [round(c, PERCENT_PLACES) for c in changes.values()]
-    stored = stored_splits(conn, day) if day else []
-    shares = _shares_outstanding(conn, day, stored) if day else {}
-    splits = followed(stored, day) if day else []
-    closes = {s: _close_on_count(q, splits, s, day) for s, q in quotes.items() if shares.get(s) and day}
-    weights = {s: close / (1 + changes.get(s, 0.0) / 100) * shares[s] for s, close in closes.items()}
+    shares = _shares_outstanding(conn, day) if day else {}
+    weights: dict[str, float] = {}
+    for symbol, quote in quotes.items():
+        if shares.get(symbol):
+            change = changes.get(symbol, 0.0)
+            weights[symbol] = quote["close"] / (1 + change / 100) * shares[symbol]
     total = sum(weights.values())
     index_change = sum(w * changes.get(s, 0.0) for s, w in weights.items()) / total if total else None
     return {
@@ -96,25 +96,19 @@ def breadth_of(conn: Connection, quotes: dict[str, Quote]) -> Breadth:
         "unchanged": sum(1 for c in served if c == 0),
         "not_traded": len(quotes) - len(traded),
         "index_change_pct": round(index_change, 4) if index_change is not None else None,
-        "index_market_cap": round(sum(closes[s] * shares[s] for s in weights), 2) if weights else None,
+        "index_market_cap": round(sum(quotes[s]["close"] * shares[s] for s in weights), 2) if weights else None,
         "index_constituents": len(weights),
         "index_excluded": sorted(set(quotes) - set(weights)),
     }
 
 
-def _close_on_count(quote: Quote, splits: list[Split], symbol: str, day: date) -> float:
-    """A quote's close on `day`'s share count: a name untraded since a split's ex-date
-    quotes its last close, on the count before the split (`store.splits.factor_between`)."""
-    return quote["close"] / factor_between(splits, symbol, quote["trading_date"], day)
-
-
-def _shares_outstanding(conn: Connection, day: date, splits: list[Split]) -> dict[str, float]:
+def _shares_outstanding(conn: Connection, day: date) -> dict[str, float]:
     """Each symbol's latest shares outstanding reported on or before `day`, on `day`'s count
-    (`store.splits.shares_on_count` over `splits`, the stored ones known by `day`: a report
-    before a split is multiplied by its factor); a renamed company's report under its old
-    symbol is its new symbol's (`store.splits.joined`)."""
+    (`store.splits.shares_on_count`: a report before a split is multiplied by its factor); a
+    renamed company's report under its old symbol is its new symbol's (`store.splits.joined`)."""
     c = tables.fundamentals.c
     latest: dict[str, tuple[date, int | None]] = {}
+    splits = stored_splits(conn, day)
     for row in joined_rows(
         current_rows(conn, tables.fundamentals, where=[c.report_date <= day]), splits, day, "report_date"
     ):

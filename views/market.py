@@ -40,7 +40,7 @@ from portfolio.market import halts_on
 from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
-from store.splits import Split, TickerChanges, on_count, stored_splits, ticker_changes
+from store.splits import Split, TickerChanges, factor_between, followed, on_count, stored_splits, ticker_changes
 from views.instrument import instruments
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
@@ -476,7 +476,9 @@ def _change_pct(close: Any, previous: Any, traded: bool) -> float | None:
     return _number((close / previous - 1) * 100, 4) if traded else 0.0
 
 
-def _quote(last: Any, previous: float | None, scores: DayScores, halted: date | None) -> Quote | None:
+def _quote(
+    last: Any, previous: float | None, scores: DayScores, halted: date | None, splits: Sequence[Split]
+) -> Quote | None:
     """One symbol's latest quote from its last bar (`last`: symbol, trading_date, close,
     volume, rsi_14), the close of the bar before it (None without one), the day's scores
     and the date of the HALT notice it is under on the day (None while it trades); None
@@ -484,7 +486,9 @@ def _quote(last: Any, previous: float | None, scores: DayScores, halted: date | 
 
     A symbol without a bar on the day is quoted as the day's no-trade row, as the exchange
     states an untraded name and a stored no-trade row reads: the day's date, the last
-    close, volume 0, change 0.0 (its last bar's date is in `reason` when it is unscored)."""
+    close on the day's share count (divided by the splits with an ex-date after the last
+    bar, `splits`, as the exchange's reference price is: `store.splits.factor_between`),
+    volume 0, change 0.0 (its last bar's date is in `reason` when it is unscored)."""
     day = scores.day
     if last.trading_date < day - timedelta(days=LATEST_LOOKBACK_DAYS):
         return None
@@ -492,7 +496,7 @@ def _quote(last: Any, previous: float | None, scores: DayScores, halted: date | 
     prediction = scores.predictions.get(last.symbol)
     return {
         "trading_date": day,
-        "close": float(last.close),
+        "close": float(last.close) / factor_between(splits, last.symbol, last.trading_date, day),
         "volume": int(last.volume) if traded else 0,
         "halted_since": halted,
         "change_pct": _change_pct(last.close, previous, traded),
@@ -532,7 +536,8 @@ def latest_market(
     the HALT notice it is under (portfolio.market `halts_on`, the rule a trade is refused
     by; every name's in one query), null while it trades."""
     day = market_day(conn, calendar, requested, closed_through)
-    bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day), stored_splits(conn, day))
+    splits = stored_splits(conn, day)
+    bars = _with_rsi(_bars(conn, day - timedelta(days=INDICATOR_WARMUP_DAYS), day), splits)
     scores = day_scores(conn, day)
     if bars.empty:
         return {}
@@ -540,9 +545,14 @@ def latest_market(
     last = bars.groupby("symbol", sort=True).tail(1)
     listed = {r["symbol"] for r in instruments(conn, on=day)}  # a delisted name is not the day's market
     halts = halts_on(conn, day)
+    on_day = followed(splits, day)  # a renamed company's earlier splits are its series'
     quotes = {
         bar.symbol: _quote(
-            bar, None if pd.isna(bar.previous_close) else bar.previous_close, scores, halts.get(bar.symbol)
+            bar,
+            None if pd.isna(bar.previous_close) else bar.previous_close,
+            scores,
+            halts.get(bar.symbol),
+            on_day,
         )
         for bar in last.itertuples(index=False)
         if bar.symbol in listed

@@ -115,7 +115,7 @@ class LatestQuote(ApiModel):
 
     trading_date: date = Field(
         description="The market day. A ticker without a bar that day is quoted as the day's no-trade row, as the "
-        "exchange states an untraded name: its last close, volume 0, change 0.0."
+        "exchange states an untraded name: its last close on the day's share count, volume 0, change 0.0."
     )
     close: float
     volume: int = Field(description="Shares traded on the market day (0 when it did not trade).")

@@ -268,9 +268,10 @@ def test_breadth_counts_a_change_as_it_is_served(engine: Engine) -> None:
 
 def test_the_index_reads_a_name_untraded_since_a_split_on_the_days_count(engine: Engine) -> None:
     """STALE's last bar is before a 2-for-1 split's ex-date (a suspended name the files
-    leave out): its quote is that bar's close, on the old count, while its shares
-    outstanding are on the day's. The index's capitalisation puts both on the day's count
-    (half the close, twice the shares), not the old close on the doubled shares."""
+    leave out): its quote is the day's no-trade row, its last close on the day's count
+    (half of it, as the exchange's reference price), and its shares outstanding are on the
+    day's count too, so the index's capitalisation is unchanged by the split, not the old
+    close on the doubled shares."""
     with engine.begin() as conn:
         row = {"symbol": "STALE", "name": "STALE Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}
         append_history(conn, tables.instruments, [row])
@@ -282,6 +283,6 @@ def test_the_index_reads_a_name_untraded_since_a_split_on_the_days_count(engine:
     with engine.connect() as conn:
         quotes = market_views.latest_market(conn, CALENDAR, DAY)
         breadth = market_breadth(conn, CALENDAR, DAY)
-    assert (quotes["STALE"]["close"], quotes["STALE"]["trading_date"]) == (40.0, BEFORE)
+    assert (quotes["STALE"]["close"], quotes["STALE"]["trading_date"], quotes["STALE"]["volume"]) == (20.0, DAY, 0)
     assert breadth["index_constituents"] == 1 and breadth["index_market_cap"] == 40.0 * 1_000_000
     assert breadth["index_change_pct"] == 0.0

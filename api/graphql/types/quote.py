@@ -17,7 +17,7 @@ from api.schemas.market import CHANGE_PCT, HALTED_SINCE, PREDICTION_FIELDS
 class Quote:
     trading_date: date = strawberry.field(
         description="The market day. A ticker without a bar that day is quoted as the day's no-trade row, as the "
-        "exchange states an untraded name: its last close, volume 0, change 0.0."
+        "exchange states an untraded name: its last close on the day's share count, volume 0, change 0.0."
     )
     close: float
     volume: Shares
