@@ -56,9 +56,9 @@ class PositionValue:
     # the latest close on or before the day, else the average cost (UNPRICED)
     price: Price = described(
         "Latest close on or before the valuation day (on the current count: divided by a split known since); less "
-        "a dividend whose ex-date is the current session and which the cash already holds (the ex-date's "
-        "reference price). Two places where it is whole cents, else at most six: `market_value` is this price "
-        "times `quantity`, to the cent."
+        "a dividend whose ex-date is after that close and which the cash already holds, or which these shares do "
+        "not earn (the ex-date's reference price). Two places where it is whole cents, else at most six: "
+        "`market_value` is this price times `quantity`, to the cent."
     )
     market_value: Money  # cents
     unrealized_pnl: Money  # cents
@@ -181,23 +181,25 @@ def _ex_dividend(
     count_of: date,
 ) -> dict[str, Decimal]:
     """By symbol, the dividend per share the close of `day` still holds and the portfolio's
-    cash holds too: the notices with an ex-date after `day` and on or before the current
-    session (`count_of`) whose credit is booked (the ex-date's morning credits it, the T2
-    stage or any cash use: portfolio/dividends.py). That close is read ex-dividend, as the
-    exchange's reference price on the ex-date is and as a split of the session divides it,
-    so equity counts the dividend once: from 07:00 to the ex-date's close, the cash with
-    the dividend beside the close before it overstated the book by the dividend. A notice
-    the portfolio is not owed (it held none of the name at the close before the ex-date:
-    shares bought on the ex-date earn no dividend) is taken off too, so those shares are
-    worth the ex-date's reference price, as their trade was priced, not the close with the
-    dividend in it (an unrealised gain of a dividend they never had). Each amount is on
-    `count_of`'s count, as the close is (`dividends.per_share_on_count`: a split of the
-    same ex-date divides it)."""
-    if count_of <= day or not symbols:
+    cash holds too: the notices with an ex-date after `day` whose credit is booked, however
+    far ahead it was (the ex-date's morning credits it, any cash use, or the T2 stage of a
+    later session run before it: a Saturday's run for Monday; portfolio/dividends.py). That
+    close is read ex-dividend, as the exchange's reference price on the ex-date is, so equity
+    counts the dividend once: the cash with it beside the close before the ex-date
+    overstated the book by the dividend until the ex-date's close was stored. A notice the
+    portfolio is not owed (it held none of the name at the close before the ex-date: shares
+    bought on the ex-date, booked ahead of it, earn no dividend) is taken off too, so those
+    shares are worth the ex-date's reference price, as their trade was priced, not the close
+    with the dividend in it (an unrealised gain of a dividend they never had). Each amount
+    is on `count_of`'s count, as the close and the holding are (`dividends.per_share_on_count`:
+    a split of the same ex-date divides it once the session is that ex-date). The book's
+    days (portfolio/book_days.py) value `day` at its own close and cash: the credit is
+    effective at the ex-date's close."""
+    if not symbols:
         return {}
     notices = {
         dividends.entry_id(portfolio_id, n["symbol"], n["action_date"]): n
-        for n in dividends.announced(conn, symbols, count_of, after=day)
+        for n in dividends.announced(conn, symbols, date.max, after=day)
     }
     if not notices:
         return {}

@@ -290,25 +290,33 @@ def test_the_ex_dates_morning_values_a_credited_dividend_once(client) -> None:
     move_cash(engine, portfolio_id, "1", now=MONDAY - timedelta(hours=8))  # Monday morning: credits the 100
     with engine.connect() as conn:
         after = portfolio_view(conn, portfolio_id, DAY, EX_DATE)
-        friday = portfolio_view(conn, portfolio_id, DAY, DAY)  # Friday's own valuation keeps Friday's close
+        weekend = portfolio_view(conn, portfolio_id, DAY, DAY)  # Friday's session: the cash holds it all the same
     assert after.cash == before.cash + Decimal("101")
     assert after.equity == before.equity + Decimal("1")  # the deposit, not the dividend again
     assert (before.positions[0].price, after.positions[0].price) == (Decimal("100"), Decimal("98"))
-    assert friday.positions[0].price == Decimal("100")
+    assert (weekend.positions[0].price, weekend.equity) == (Decimal("98"), after.equity)
 
 
 def test_a_split_and_a_dividend_of_one_ex_date_read_the_ex_dates_morning_on_one_count(client) -> None:
     """A 2-for-1 split and a 2.00 dividend (per share held the night before) share Monday's
-    ex-date. That morning the cash holds the 100 and the holding is 100 shares at Friday's
-    close on the new count less the dividend on that count: (100 - 2) / 2 = 49, not the
-    per-old-share 2.00 taken from the halved close (48, 100 off the book)."""
+    ex-date. Credited on Saturday (Monday's T2 run ahead), the holding is still 50 shares
+    on Friday's count at Friday's close less the 2.00: 98. That morning the cash holds the
+    100 and the holding is 100 shares at Friday's close on the new count less the dividend
+    on that count: (100 - 2) / 2 = 49, not the per-old-share 2.00 taken from the halved
+    close (48, 100 off the book)."""
     from views.valuation import portfolio_view
 
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)  # all the cash
     announce_action(engine, "AAA", "SPLIT", 2.0, EX_DATE, "2 for 1")
     announce(engine, "AAA", 2.0)
-    move_cash(engine, portfolio_id, "1", now=MONDAY - timedelta(hours=8))  # Monday morning: credits the 100
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:  # Monday's T2, run on Saturday
+        credit_dividends(conn, portfolio_id, EX_DATE)
+    with engine.connect() as conn:
+        saturday = portfolio_view(conn, portfolio_id, DAY, DAY)  # on Friday's count, the split still to come
+    (held,) = saturday.positions
+    assert (saturday.cash, held.quantity, held.price, held.market_value) == (100, 50, 98, 4900)
+    move_cash(engine, portfolio_id, "1", now=MONDAY - timedelta(hours=8))  # Monday morning
     with engine.connect() as conn:
         view = portfolio_view(conn, portfolio_id, DAY, EX_DATE)
     (held,) = view.positions
