@@ -27,6 +27,12 @@ Rules (each as the valuation from scratch had them, and stated once here):
 - a symbol is valued at its latest close on or before the day (carried over days it did
   not trade, on the day's share count: a close carried over a split's ex-date is divided
   by its factor); one without any close yet is not valued;
+- a close carried over a dividend's ex-date (the name did not trade on it) is read less
+  the dividend from the ex-date (on the day's count), as the exchange's reference price
+  is, when the book's cash holds its credit or the book is not owed it (it held none of
+  the name at the close before): views/valuation.py `_ex_dividend`'s rule, day by day, so
+  the credit, effective at the ex-date's close, is counted once however long the name
+  goes without a trade; a holder not credited keeps the close with the dividend in it;
 - the first day's closes are seeded with the closes of the SEED_DAYS calendar days before
   the book's first day (the reader's choice, views/book_record.py).
 """
@@ -35,13 +41,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import TypeVar
 
 from portfolio.ledger import Position, replay
 from portfolio.rows import LedgerRow
-from store.splits import Split
+from store.splits import Split, factor_between
 
 CHECKPOINT_EVERY = 16
 SEED_DAYS = 60  # calendar days of closes before a book's first day that seed its valuation
@@ -57,6 +63,17 @@ class CashRow:
     day: date
     amount: Decimal
     kind: str
+
+
+@dataclass(frozen=True)
+class ExDividend:
+    """A dividend of a name the book traded whose ex-date is after the close the book
+    carries of it (`portfolio.dividends.since_closes`), as the days read it."""
+
+    symbol: str
+    ex_date: date
+    amount: Decimal  # per share held at the close before the ex-date (the notice's)
+    credited: bool  # the book's cash holds its credit
 
 
 @dataclass(frozen=True)
@@ -132,22 +149,27 @@ class BookDays:
         trades: Sequence[LedgerRow],
         cash: Sequence[CashRow],
         splits: Sequence[Split],
+        dividends: Sequence[ExDividend] = (),
     ) -> None:
         """Value `market`'s days (those after `resume.after`, in order) from `resume`, with
-        the trades, cash entries and splits dated after it (any order: sorted here; those
-        dated after the last market day wait for theirs)."""
+        the trades, cash entries, splits and dividends dated after it (any order: sorted
+        here; those dated after the last market day wait for theirs)."""
         trades = sorted(trades, key=lambda t: t["trading_date"])
         entries = sorted(cash, key=lambda e: e.day)
         splits = sorted(splits, key=lambda x: x.ex_date)
+        going_ex = sorted(dividends, key=lambda x: x.ex_date)
         balance, book, closes = resume.cash, resume.book, resume.closes
-        t = e = s = 0
+        t = e = s = d = 0
         for market_day in market:
             day = market_day.day
             closes.update(market_day.closes)
             batch, t = _through(trades, t, day, lambda r: r["trading_date"])
             due, s = _through(splits, s, day, lambda x: x.ex_date)
+            ex, d = _through(going_ex, d, day, lambda x: x.ex_date)
+            held = {x.symbol: book[x.symbol].quantity if x.symbol in book else 0 for x in ex}  # the close before
             replay(batch, due, book)
             _carried_on_count(closes, due, market_day.closes)
+            _carried_ex_dividend(closes, ex, market_day, held, splits)
             flows = [_synced_shares(batch, closes)]
             while e < len(entries) and entries[e].day <= day:
                 balance += entries[e].amount
@@ -193,6 +215,21 @@ def _carried_on_count(closes: dict[str, float], due: Sequence[Split], today: dic
     for split in due:
         if split.symbol in closes and split.symbol not in today:
             closes[split.symbol] /= split.factor
+
+
+def _carried_ex_dividend(
+    closes: dict[str, float], ex: Sequence[ExDividend], today: MarketDay, held: dict[str, int], splits: Sequence[Split]
+) -> None:
+    """The carried closes of the names going ex by today that did not trade today, less the
+    dividend on today's count (`portfolio.dividends.per_share_on_count`'s factor), when the
+    cash holds its credit or the book held none of the name at the close before (module
+    docstring): the exchange's reference price, as a thin name's ex-date is not a gain."""
+    for dividend in ex:
+        symbol = dividend.symbol
+        if symbol not in closes or symbol in today.closes or not (dividend.credited or held[symbol] <= 0):
+            continue
+        factor = factor_between(splits, symbol, dividend.ex_date - timedelta(days=1), today.day)
+        closes[symbol] = max(closes[symbol] - float(dividend.amount) / factor, 0.0)
 
 
 def _synced_shares(batch: Sequence[LedgerRow], closes: dict[str, float]) -> float:

@@ -263,7 +263,7 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
             continue
         if absence.delisted_on is None:
             names[symbol] = quantity
-            carried[symbol] = MarketDay(symbol, absence.last_close, 0, None)
+            carried[symbol] = MarketDay(symbol, absence.last_close, 0, None, dated=absence.last_row)
             continue
         delisted.append(
             DelistedPosition(

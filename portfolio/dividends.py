@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -65,16 +65,21 @@ def entry_id(portfolio_id: str, symbol: str, ex_date: date) -> str:
     return f"{ENTRY_PREFIX}:{portfolio_id}:{symbol}:{ex_date.isoformat()}"
 
 
-def announced(conn: Connection, symbols: set[str], through: date, after: date | None = None) -> list[DividendNotice]:
+def announced(
+    conn: Connection, symbols: set[str], through: date, after: date | None = None, through_id: int | None = None
+) -> list[DividendNotice]:
     """The current DIVIDEND notices of `symbols` with an ex-date in (after, through],
     in ex-date order; a notice without a positive, finite amount counts as 0 (it pays
-    nothing, and a notice cancelled after it was credited is reversed)."""
+    nothing, and a notice cancelled after it was credited is reversed). `through_id`: as
+    the notices stood when the newest row's id was that (a read model's watermark)."""
     if not symbols:
         return []
     c = tables.corporate_actions.c
     where = [c.kind == "DIVIDEND", c.action_date <= through, c.symbol.in_(sorted(symbols))]
     if after is not None:
         where.append(c.action_date > after)
+    if through_id is not None:
+        where.append(c.id <= through_id)
     rows = []
     for row in current_rows(conn, tables.corporate_actions, where=where):
         try:
@@ -116,10 +121,26 @@ def going_ex(conn: Connection, symbols: set[str], after: date, through: date) ->
     (`portfolio.market.reference_close`, `reference_market`) take off an earlier close."""
     if through <= after or not symbols:
         return {}
-    notices = announced(conn, symbols, through, after=after)
+    notices = since_closes(conn, dict.fromkeys(symbols, after), through)
     if not notices:
         return {}
     return per_share_by_symbol(notices, stored_splits(conn, through, {n["symbol"] for n in notices}), through)
+
+
+def since_closes(
+    conn: Connection, closed: Mapping[str, date], through: date, through_id: int | None = None
+) -> list[DividendNotice]:
+    """The notices of each symbol of `closed` with an ex-date after the session of the close
+    it is read at (`closed[symbol]`) and on or before `through`, in ex-date order: the
+    dividends that close still holds and the exchange's reference price after their
+    ex-dates does not. A name that did not trade on its ex-date carries the close before
+    it, as a split's ex-date divides a carried close (`store.splits.on_count`); which of
+    these a valuation takes off is the valuation's rule (views/valuation.py `_ex_dividend`,
+    portfolio/book_days.py). `through_id`: the notices as they stood at that id."""
+    if not closed:
+        return []
+    notices = announced(conn, set(closed), through, after=min(closed.values()), through_id=through_id)
+    return [n for n in notices if n["action_date"] > closed[n["symbol"]]]
 
 
 def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:

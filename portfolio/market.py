@@ -196,6 +196,7 @@ def _sessions(frame: pd.DataFrame, day: date) -> dict[str, MarketDay]:
             volatility=_volatility(close[start:end]),
             spread_estimate=estimate,
             spread_estimate_source=source,
+            dated=pd.Timestamp(dated[last]).date(),
         )
     return result
 
@@ -279,6 +280,22 @@ def reference_market(conn: Connection, day: date, count_of: date, symbols: list[
     for symbol, amount in paid.items():
         sessions[symbol] = _less(sessions[symbol], float(amount))
     return ReferenceMarket(sessions, paid)
+
+
+def ex_dividend_sessions(conn: Connection, sessions: dict[str, MarketDay], through: date) -> dict[str, MarketDay]:
+    """`sessions` (`market_days` of `through`) with each close carried from before a
+    dividend's ex-date on or before `through` (the name did not trade on it) read at the
+    exchange's reference price: less the dividend, on `through`'s count
+    (`dividends.since_closes`, `per_share_by_symbol`), as a split's ex-date divides a
+    carried close. For a book whose cash holds every dividend it is owed up to `through`:
+    the AI portfolio's day (portfolio/ai.py `read_day`)."""
+    closed = {s: m.dated for s, m in sessions.items() if m.dated is not None and m.dated < through}
+    notices = dividends.since_closes(conn, closed, through)
+    if not notices:
+        return sessions
+    splits = stored_splits(conn, through, {n["symbol"] for n in notices})
+    paid = dividends.per_share_by_symbol(notices, splits, through)
+    return {**sessions, **{symbol: _less(sessions[symbol], float(amount)) for symbol, amount in paid.items()}}
 
 
 def _less(session: MarketDay, amount: float) -> MarketDay:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cached_property
 from typing import TypedDict
 
@@ -65,6 +66,8 @@ class MarketDay:
     volatility: float | None = None  # daily, volatility_20: the impact term's sigma
     spread_estimate: float | None = None  # market.liquidity.estimate_spreads' figure for the day
     spread_estimate_source: str = "estimate"  # its label (abdi_ranaldo, corwin_schultz, tick, range_window)
+    # the session of `close` (None: not known); a name that did not trade on the day carries an earlier one
+    dated: date | None = None
 
     def session(self) -> Session:
         """This day as the cost model's session (market/costs.py), the estimate included."""

@@ -46,8 +46,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from market.clock import EXCHANGE_TZ, exchange_date
 from market.costs import CostBreakdown
 from market.fees import FeeSchedule
-from portfolio import ledger
-from portfolio.book_days import SEED_DAYS, BookDays, CashRow, MarketDay, Resume
+from portfolio import dividends, ledger
+from portfolio.book_days import SEED_DAYS, BookDays, CashRow, ExDividend, MarketDay, Resume
 from portfolio.track_record import TrackRecord, daily_returns, statistics
 from store import tables
 from store.history import Part, newest_ids
@@ -213,7 +213,9 @@ def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now
     reads = (
         select(t.trading_date).where(t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades),
         select(p.trading_date).where(p.id > before.prices, p.id <= now.prices),
-        select(a.action_date).where(a.kind.in_(("SPLIT", RENAME)), a.id > before.actions, a.id <= now.actions),
+        select(a.action_date).where(
+            a.kind.in_(("SPLIT", RENAME, "DIVIDEND")), a.id > before.actions, a.id <= now.actions
+        ),
         _renames_relisted(before, now),
     )
     dates = [d for read in reads for d in conn.execute(read).scalars()]
@@ -235,24 +237,55 @@ def _renames_relisted(before: BookVersion, now: BookVersion) -> Select:
 
 def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume, version: BookVersion) -> None:
     """Value the market days after `resume.after` from the rows dated after it."""
-    after = resume.after
+    after, closed = resume.after, {}
     if after is None:
         seed_from = days.start - timedelta(days=SEED_DAYS)
-        resume = Resume(None, resume.cash, resume.book, _seed(conn, seed_from, days.start, version))
+        seed, closed = _seed(conn, seed_from, days.start, version)
+        resume = Resume(None, resume.cash, resume.book, seed)
     market = _market_days(conn, after if after is not None else days.start - timedelta(days=1), version)
     if not market:
         return
     trades = ledger.ledger_rows(conn, portfolio_id, after=after, through_id=version.trades)
     splits = stored_splits(conn, after=after, through_id=version.actions)
-    days.extend(resume, market, trades, _cash_rows(conn, portfolio_id, after, version), splits)
+    held = set(resume.book) | {t["symbol"] for t in trades} | {s.new_symbol for s in splits if s.new_symbol}
+    since = {symbol: closed.get(symbol, after or days.start) for symbol in held}
+    going_ex = _going_ex(conn, portfolio_id, since, version)
+    days.extend(resume, market, trades, _cash_rows(conn, portfolio_id, after, version), splits, going_ex)
 
 
-def _seed(conn: Connection, first: date, start: date, version: BookVersion) -> dict[str, float]:
-    """Each symbol's latest close from `first` to the day before `start`."""
+def _going_ex(conn: Connection, portfolio_id: str, closed: dict[str, date], version: BookVersion) -> list[ExDividend]:
+    """The dividends of the book's names with an ex-date after the close it carries of each
+    (`closed`: that close's session; `dividends.since_closes`), each saying whether the
+    book's cash holds its credit, as of the version."""
+    notices = dividends.since_closes(conn, closed, date.max, version.actions)
+    if not notices:
+        return []
+    e = tables.cash_entries.c
+    booked = {
+        r.entry_id
+        for r in conn.execute(
+            select(e.entry_id, e.id).where(e.portfolio_id == portfolio_id, e.kind == "DIVIDEND", e.id <= version.cash)
+        )
+    }
+    return [
+        ExDividend(
+            n["symbol"],
+            n["action_date"],
+            n["amount"],
+            dividends.entry_id(portfolio_id, n["symbol"], n["action_date"]) in booked,
+        )
+        for n in notices
+    ]
+
+
+def _seed(conn: Connection, first: date, start: date, version: BookVersion) -> tuple[dict[str, float], dict[str, date]]:
+    """Each symbol's latest close from `first` to the day before `start`, and its session."""
     seed: dict[str, float] = {}
-    for _, closes in sorted(stored_closes(conn, first - timedelta(days=1), start, version.prices).items()):
+    dated: dict[str, date] = {}
+    for day, closes in sorted(stored_closes(conn, first - timedelta(days=1), start, version.prices).items()):
         seed.update(closes)
-    return seed
+        dated.update(dict.fromkeys(closes, day))
+    return seed, dated
 
 
 def _market_days(conn: Connection, after: date, version: BookVersion) -> list[MarketDay]:

@@ -56,9 +56,9 @@ class PositionValue:
     # the latest close on or before the day, else the average cost (UNPRICED)
     price: Price = described(
         "Latest close on or before the valuation day (on the current count: divided by a split known since); less "
-        "a dividend whose ex-date is after that close and which the cash already holds, or which these shares do "
-        "not earn (the ex-date's reference price). Two places where it is whole cents, else at most six: "
-        "`market_value` is this price times `quantity`, to the cent."
+        "a dividend whose ex-date is after that close (however long the name has not traded) and which the cash "
+        "already holds, or which these shares do not earn (the ex-date's reference price). Two places where it is "
+        "whole cents, else at most six: `market_value` is this price times `quantity`, to the cent."
     )
     market_value: Money  # cents
     unrealized_pnl: Money  # cents
@@ -122,7 +122,8 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
     view = _delisting(conn, day, open_positions, count_of)
     market = view.with_carried(market_days(conn, day, list(open_positions), count_of=count_of))
     cash = ledger.cash_balance(conn, portfolio_id)
-    paid = _ex_dividend(conn, portfolio_id, set(open_positions), trades, splits, day, count_of)
+    closed = {s: m.dated or day for s, m in market.items() if s in open_positions}
+    paid = _ex_dividend(conn, portfolio_id, closed, trades, splits, count_of)
     positions, discounts = [], {}
     for symbol, position in sorted(open_positions.items()):
         price, flags, discount = _priced(view, market.get(symbol), position)
@@ -174,32 +175,31 @@ def _delisting(conn: Connection, day: date, open_positions: dict[str, ledger.Pos
 def _ex_dividend(
     conn: Connection,
     portfolio_id: str,
-    symbols: set[str],
+    closed: dict[str, date],
     trades: list[ledger.LedgerRow],
     splits: list[Split],
-    day: date,
     count_of: date,
 ) -> dict[str, Decimal]:
-    """By symbol, the dividend per share the close of `day` still holds and the portfolio's
-    cash holds too: the notices with an ex-date after `day` whose credit is booked, however
-    far ahead it was (the ex-date's morning credits it, any cash use, or the T2 stage of a
-    later session run before it: a Saturday's run for Monday; portfolio/dividends.py). That
-    close is read ex-dividend, as the exchange's reference price on the ex-date is, so equity
-    counts the dividend once: the cash with it beside the close before the ex-date
-    overstated the book by the dividend until the ex-date's close was stored. A notice the
-    portfolio is not owed (it held none of the name at the close before the ex-date: shares
-    bought on the ex-date, booked ahead of it, earn no dividend) is taken off too, so those
-    shares are worth the ex-date's reference price, as their trade was priced, not the close
-    with the dividend in it (an unrealised gain of a dividend they never had). Each amount
-    is on `count_of`'s count, as the close and the holding are (`dividends.per_share_on_count`:
-    a split of the same ex-date divides it once the session is that ex-date). The book's
-    days (portfolio/book_days.py) value `day` at its own close and cash: the credit is
-    effective at the ex-date's close."""
-    if not symbols:
-        return {}
+    """By symbol, the dividend per share the close a holding is read at still holds (`closed`:
+    the session of each symbol's close) and the portfolio's cash holds too: the notices with
+    an ex-date after that close (`dividends.since_closes`) whose credit is booked. That close
+    is read ex-dividend, as the exchange's reference price after the ex-date is, so equity
+    counts the dividend once, however the close and the credit fall: credited ahead of its
+    ex-date (the ex-date's morning, any cash use, or the T2 stage of a later session run
+    before it: a Saturday's run for Monday; portfolio/dividends.py) beside the close before
+    it, or an ex-date the name did not trade on, whose close before it is carried until it
+    trades again (weeks, on a thin name) beside the credit. A holder not yet credited reads
+    the close with the dividend in it. A notice the portfolio is not owed (it held none of
+    the name at the close before the ex-date: shares bought on the ex-date, or booked ahead
+    of it, earn no dividend) is taken off too, so those shares are worth the ex-date's
+    reference price, as their trade was priced, not the close with the dividend in it (an
+    unrealised gain of a dividend they never had). Each amount is on `count_of`'s count, as
+    the close and the holding are (`dividends.per_share_on_count`: a split of the same
+    ex-date divides it once the session is that ex-date). The book's days apply the same
+    rule day by day (portfolio/book_days.py): the credit is effective at the ex-date's close."""
     notices = {
         dividends.entry_id(portfolio_id, n["symbol"], n["action_date"]): n
-        for n in dividends.announced(conn, symbols, date.max, after=day)
+        for n in dividends.since_closes(conn, closed, date.max)
     }
     if not notices:
         return {}

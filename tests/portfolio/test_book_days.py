@@ -128,9 +128,9 @@ def test_a_change_revalues_only_the_days_it_touches(settings: Settings, monkeypa
     valued: list[int] = []
     real = BookDays.extend
 
-    def counting(self, resume, market, trades, cash, splits):
+    def counting(self, resume, market, trades, cash, splits, dividends=()):
         valued.append(len(market))
-        return real(self, resume, market, trades, cash, splits)
+        return real(self, resume, market, trades, cash, splits, dividends)
 
     monkeypatch.setattr(BookDays, "extend", counting)
 

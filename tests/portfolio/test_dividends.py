@@ -195,6 +195,31 @@ def test_the_ai_portfolio_is_paid_before_it_plans_the_ex_date(settings: Settings
     assert again.summary["rerun"] is True and len(dividend_entries(engine, AI_PORTFOLIO)) == 1
 
 
+def test_the_ai_portfolio_values_a_name_that_did_not_trade_on_its_ex_date_ex_dividend(settings: Settings) -> None:
+    """LIQ does not trade on its ex-date (OTH does): the day credits the AI book's 3,000 and
+    values the 6,000 LIQ at Friday's 50.00 carried less the 0.50 (the exchange's reference
+    price, 49.50), so the day's row, its track record's point, counts the dividend once."""
+    engine = service_engine(settings)
+    market = {"LIQ": {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}}
+    decided_on = CALENDAR.previous_trading_day(DAY)
+    seed_market(engine, market, day=decided_on)
+    seed_predictions(engine, decided_on, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
+    run_stage("t1_trade", decided_on, settings=settings)
+    seed_market(engine, market)
+    seed_predictions(engine, DAY, {"LIQ": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+    first = run_stage("t1_trade", DAY, settings=settings)
+    seed_market(engine, {"OTH": {"close": 10.0, "volume": 40_000, "bid": 9.9, "ask": 10.1}}, day=EX_DATE)
+    held = {s: {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"} for s in ("LIQ", "OTH")}
+    seed_predictions(engine, EX_DATE, held)
+    announce(engine, "LIQ", 0.5)
+    second = run_stage("t1_trade", EX_DATE, settings=settings)
+    assert Decimal(second.summary["cash"]) == Decimal(first.summary["cash"]) + 3000
+    c = tables.portfolio_days.c
+    with engine.connect() as conn:
+        row = conn.execute(select(c.market_value).where(c.portfolio_id == AI_PORTFOLIO, c.trading_date == EX_DATE))
+        assert row.scalar_one() == Decimal("297000")  # 6,000 x 49.50, was 6,000 x 50.00 beside the credit
+
+
 def test_one_book_that_does_not_replay_does_not_stop_the_others_morning(client) -> None:
     engine, settings, portfolio_id = client
     other = open_client_portfolio(engine, "zeta")
