@@ -47,7 +47,7 @@ from portfolio.delisting import Absence, DelistedRecord, DelistingRule, book_vie
 from portfolio.dividends import DividendBook, DividendCredit
 from portfolio.executor import DayPlan, Execution, Lapse, Order, Signal, Skip, fill_orders, split_adjusted
 from portfolio.ledger import AI_PORTFOLIO, CheckedTrade, TradeRequest
-from portfolio.market import ex_dividend_sessions, known_persistence, market_days
+from portfolio.market import known_persistence, reference_market
 from portfolio.rails import MarketDay, Valuation
 from portfolio.rows import CashEntry, CreditedDividend, LedgerRow, PortfolioDayRow, StoredPortfolioDay
 from store import tables
@@ -315,7 +315,7 @@ class DayInputs:
     model_id: str | None
     signals: dict[str, Signal]
     # the day's session per symbol (market_days), a close carried over an ex-date less its
-    # dividend, which the day credits (portfolio/market.py `ex_dividend_sessions`)
+    # dividend, which the day credits (portfolio/market.py `reference_market`)
     market: dict[str, MarketDay]
     trades: list[LedgerRow]  # the ledger's rows (ledger.ledger_rows)
     splits: list[Split]  # every stored split of the names traded or pending, any ex-date
@@ -357,7 +357,7 @@ def read_day(conn: Connection, settings: Settings, day: date, record: Table) -> 
         record=record_name(record),
         model_id=model_id,
         signals=signals,
-        market=ex_dividend_sessions(conn, market_days(conn, day), day),
+        market=reference_market(conn, day, day).sessions,
         trades=trades,
         splits=stored_splits(conn, None, {t["symbol"] for t in trades} | {o.symbol for o in pending}),
         cash=ledger.cash_balance(conn, AI_PORTFOLIO),

@@ -113,15 +113,15 @@ def per_share_by_symbol(notices: list[DividendNotice], splits: list[Split], thro
     return paid
 
 
-def going_ex(conn: Connection, symbols: set[str], after: date, through: date) -> dict[str, Decimal]:
-    """By symbol, the dividend per share a close of `after` still holds and the exchange's
-    reference price on `through` does not: the notices with an ex-date after `after` and on
-    or before `through`, on `through`'s count (`per_share_by_symbol`). What the morning
-    plan and its confirmation (portfolio/suggestions.py) and the price band and preview
+def going_ex(conn: Connection, closed: Mapping[str, date], through: date) -> dict[str, Decimal]:
+    """By symbol, the dividend per share the close each symbol is read at still holds
+    (`closed`: that close's session) and the exchange's reference price on `through` does
+    not: the notices with an ex-date after that session and on or before `through`
+    (`since_closes`: a name that did not trade on its ex-date carries the close before it),
+    on `through`'s count (`per_share_by_symbol`). What the morning plan and its
+    confirmation (portfolio/suggestions.py) and the price band and preview
     (`portfolio.market.reference_close`, `reference_market`) take off an earlier close."""
-    if through <= after or not symbols:
-        return {}
-    notices = since_closes(conn, dict.fromkeys(symbols, after), through)
+    notices = since_closes(conn, {s: d for s, d in closed.items() if d < through}, through)
     if not notices:
         return {}
     return per_share_by_symbol(notices, stored_splits(conn, through, {n["symbol"] for n in notices}), through)

@@ -43,7 +43,8 @@ nor prices a buy at the old close.
 **A later day's reference price.** On a dividend's ex-date the exchange's reference price
 is the close before it less the dividend. `reference_close` (the price band of every trade
 a client books) and `reference_market` (the morning plan, its confirmation's rails, the
-preview) take off the dividends with an ex-date after the close read and on or before the
+preview) take off the dividends with an ex-date after the close read (the session it is of: a name
+that did not trade on its ex-date carries the close before it) and on or before the
 later day, on its count (`portfolio.dividends.going_ex`, the one rule
 `per_share_on_count` that the valuation applies to the ex-date's close): a sell planned
 from Friday's 20.00 for a 2.00 dividend ex Monday is limited near 18, not near 20 with the
@@ -256,7 +257,7 @@ def reference_close(conn: Connection, symbol: str, day: date) -> ReferenceClose:
     close, dated = Decimal(str(latest["close"])), latest["trading_date"]
     factor = factor_between(stored_splits(conn, day, [symbol], after=dated), symbol, dated, day)
     close = close if factor == 1.0 else Decimal(str(round(float(close) / factor, 6)))
-    dividend = dividends.going_ex(conn, {symbol}, dated, day).get(symbol, Decimal(0))
+    dividend = dividends.going_ex(conn, {symbol: dated}, day).get(symbol, Decimal(0))
     return ReferenceClose(max(close - dividend, Decimal(0)), dated, close, dividend)
 
 
@@ -270,32 +271,19 @@ class ReferenceMarket:
 
 def reference_market(conn: Connection, day: date, count_of: date, symbols: list[str] | None = None) -> ReferenceMarket:
     """`market_days(conn, day, symbols, count_of=count_of)` as the exchange's reference for
-    the session `count_of`: each name's prices (close, quotes, range) less the dividends
-    going ex after `day` and on or before `count_of` (`dividends.going_ex`, the rule
-    `reference_close` applies), a price the dividend reaches read as unknown (the close as
-    0, which nothing buys). What the morning plan sizes and prices its orders on, its
-    confirmation checks the rails on, and a preview estimates from."""
+    the session `count_of` (`count_of` = `day`: the day's own reference): each name's prices
+    (close, quotes, range) less the dividends going ex after the session of its close (`day`,
+    or an earlier one the name last traded on: an ex-date it did not trade on is one) and on
+    or before `count_of` (`dividends.going_ex`, the rule `reference_close` applies), a price
+    the dividend reaches read as unknown (the close as 0, which nothing buys). What the
+    morning plan sizes and prices its orders on, its confirmation checks the rails on, a
+    preview estimates from, and the AI book's day is planned and valued on (it credits every
+    dividend it is owed up to the day: portfolio/ai.py `read_day`)."""
     sessions = market_days(conn, day, symbols, count_of=count_of)
-    paid = dividends.going_ex(conn, set(sessions), day, count_of)
+    paid = dividends.going_ex(conn, {s: m.dated or day for s, m in sessions.items()}, count_of)
     for symbol, amount in paid.items():
         sessions[symbol] = _less(sessions[symbol], float(amount))
     return ReferenceMarket(sessions, paid)
-
-
-def ex_dividend_sessions(conn: Connection, sessions: dict[str, MarketDay], through: date) -> dict[str, MarketDay]:
-    """`sessions` (`market_days` of `through`) with each close carried from before a
-    dividend's ex-date on or before `through` (the name did not trade on it) read at the
-    exchange's reference price: less the dividend, on `through`'s count
-    (`dividends.since_closes`, `per_share_by_symbol`), as a split's ex-date divides a
-    carried close. For a book whose cash holds every dividend it is owed up to `through`:
-    the AI portfolio's day (portfolio/ai.py `read_day`)."""
-    closed = {s: m.dated for s, m in sessions.items() if m.dated is not None and m.dated < through}
-    notices = dividends.since_closes(conn, closed, through)
-    if not notices:
-        return sessions
-    splits = stored_splits(conn, through, {n["symbol"] for n in notices})
-    paid = dividends.per_share_by_symbol(notices, splits, through)
-    return {**sessions, **{symbol: _less(sessions[symbol], float(amount)) for symbol, amount in paid.items()}}
 
 
 def _less(session: MarketDay, amount: float) -> MarketDay:

@@ -396,8 +396,8 @@ def _ex_dividend_note(per_share: Decimal | None, day: date) -> dict[str, str]:
 
 
 def _dividend_moved(conn: Connection, suggestion: Suggestion) -> None:
-    """TradeRejected when the dividends going ex after the scored day and by the trading
-    date (`dividends.going_ex`) are not those the plan took off its prices (its reason's
+    """TradeRejected when the dividends going ex after the scored day's closes and by the
+    trading date (`reference_market`, as the plan read them) are not those the plan took off its prices (its reason's
     `dividend_per_share`, 0 when it names none): a notice stored once T2 had planned makes
     the limit the price with the dividend in it, a sell paid it twice (in the price and
     credited), a buy paid it for a share that earns none."""
@@ -405,7 +405,7 @@ def _dividend_moved(conn: Connection, suggestion: Suggestion) -> None:
     if scored is None:
         return
     day, symbol = suggestion.trading_date, suggestion.symbol
-    now = dividends.going_ex(conn, {symbol}, date.fromisoformat(scored), day).get(symbol, Decimal(0))
+    now = reference_market(conn, date.fromisoformat(scored), day, [symbol]).dividends.get(symbol, Decimal(0))
     planned = Decimal(str(suggestion.reason.get("dividend_per_share", 0)))
     if now != planned:
         raise TradeRejected(
