@@ -656,6 +656,23 @@ def breakdown(parts: dict[str, float]) -> CostBreakdown:
     return CostBreakdown(**{name: Decimal(repr(round(float(parts.get(name, 0.0)), 6))) for name in COST_PARTS})
 
 
+def carried_ex_dividend(closes: pd.DataFrame, dividends: pd.DataFrame | None) -> pd.DataFrame:
+    """`closes` (date x symbol, empty where a name did not trade) carried forward over the
+    untraded days, a close carried over an ex-date less the dividend from that ex-date on
+    (`dividends`: date x symbol, cash per share on the closes' count), never below 0: the
+    exchange's reference price, as the books read a name that did not trade on its ex-date
+    (views/valuation.py, portfolio/book_days.py). Reinvested at it (`reinvested`), the
+    ex-date returns nothing and the name's next trade its own change, not a gain of the
+    dividend on the ex-date given back when it trades ex-dividend."""
+    carried = closes.ffill()
+    if dividends is None or dividends.empty:
+        return carried
+    cash = dividends.reindex(index=closes.index, columns=closes.columns).fillna(0.0)
+    untraded = cash.where(closes.isna(), 0.0).cumsum()
+    since_traded = untraded - untraded.where(closes.notna()).ffill().fillna(0.0)
+    return (carried - since_traded).clip(lower=0.0)
+
+
 def reinvested(closes: pd.DataFrame, dividends: pd.DataFrame | None) -> pd.DataFrame:
     """`closes` (date x symbol, carried forward over untraded days) grown by each dividend
     reinvested at its ex-date's close: a total-return price, whose ratio across an ex-date
@@ -687,8 +704,9 @@ def equal_weight_liquid(frame: pd.DataFrame, dividends: pd.DataFrame | None = No
     span's first month (views/track_record.py reads the 60 days before a record, the
     backtest `portfolio.backtest.span_benchmark`) and reindexes to the span."""
     frame = frame.sort_values(["date", "symbol"])
-    traded = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index().ffill()
-    closes = reinvested(traded, dividends)
+    stored = frame.pivot_table(index="date", columns="symbol", values="close", aggfunc="last").sort_index()
+    traded = stored.ffill()
+    closes = reinvested(carried_ex_dividend(stored, dividends), dividends)
     eligible = passes_entry_gates(frame).to_numpy()
     if "ordinary" in frame:
         eligible = eligible & frame["ordinary"].ne(False).fillna(True).astype(bool).to_numpy()
@@ -732,8 +750,9 @@ def cap_weighted_index(
     (`store.splits.shares_on_count` with `splits`), so each name weighs its capitalisation.
     `dividends` (date x symbol, cash per share on the closes' count): added to the ex-date's
     close, a total-return index; None: a price index. One pass over the date x symbol
-    matrix: the shares known on each day are each symbol's reports carried forward to it."""
-    closes = closes.sort_index().ffill()
+    matrix: the shares known on each day are each symbol's reports carried forward to it.
+    A close carried over an ex-date is read less the dividend (`carried_ex_dividend`)."""
+    closes = carried_ex_dividend(closes.sort_index(), dividends)
     days = pd.Index(closes.index)
     known = shares.dropna(subset=["shares_outstanding"]).sort_values("report_date")
     known = known[known["symbol"].isin(closes.columns)]

@@ -13,7 +13,9 @@ the parts each fill stored as the trade's columns (fees, spread_cost, impact_cos
 as exact money, and turnover the value its trades moved.
 The benchmarks, over the same days, are total returns like the book's curve: the stored
 bars on the last day's share count (`store.splits.on_count`, so a split is no loss) with
-each stored DIVIDEND reinvested at its ex-date's close. The equal-weighted liquid universe,
+each stored DIVIDEND reinvested at its ex-date's close (a close carried over an ex-date
+the name did not trade on read less it: `portfolio.track_record.carried_ex_dividend`).
+The equal-weighted liquid universe,
 from those closes, volumes and quotes (ADV_20 over each name's last 20 stored bars, on
 each bar's own count), and the
 market's index: the index levels the exchange published (`index_levels`, stored by T0

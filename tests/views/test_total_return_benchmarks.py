@@ -118,3 +118,33 @@ def test_a_dividend_and_a_split_on_one_ex_date_reinvest_what_a_holder_receives(s
     close = next(float(r["close"]) for r in bars if r["trading_date"] == EX)  # on the new count
     # AAA is half the equal-weighted book: 2.50 a new share reinvested adds about half of 2.5 / close
     assert paid["equal_weight_liquid"] - plain["equal_weight_liquid"] == pytest.approx(0.5 * 2.5 / close, rel=0.2)
+
+
+def test_an_ex_date_a_name_did_not_trade_on_is_no_gain_until_it_trades(settings: Settings) -> None:
+    """BBB does not trade on its 5.00 dividend's ex-date nor the day after: its close carried
+    over the ex-date is read less the dividend (the exchange's reference price, as a book
+    holding it is valued), so the benchmarks return on the ex-date what they return without
+    the notice, and the equal-weighted one the day after too (the index weighs BBB at its
+    reference capitalisation from the ex-date); they gained about half of 5 / close on the
+    ex-date and gave it back when BBB traded again, a dividend counted twice in between."""
+    engine = service_engine(settings)
+    untraded = (EX, DAYS[DAYS.index(EX) + 1])
+    shares = [
+        {"symbol": s, "report_date": DAYS[0], "shares_outstanding": 1_000_000, "source": "test"} for s in ("AAA", "BBB")
+    ]
+    with engine.begin() as conn:
+        bars = [b for b in _bars(split=False) if not (b["symbol"] == "BBB" and b["trading_date"] in untraded)]
+        append_history(conn, tables.eod_prices, bars)
+        append_history(conn, tables.fundamentals, shares)
+    with engine.connect() as conn:
+        plain, _ = benchmark_returns(conn, DAYS[-25:])
+    with engine.begin() as conn:
+        dividend = {"symbol": "BBB", "action_date": EX, "kind": "DIVIDEND", "amount": 5.0, "source": "test"}
+        append_history(conn, tables.corporate_actions, [dividend])
+    with engine.connect() as conn:
+        paid, source = benchmark_returns(conn, DAYS[-25:])
+    assert source == "cap_weighted"
+    for name, days in (("equal_weight_liquid", untraded), ("index", untraded[:1])):
+        for day in days:
+            assert paid[name][day] == pytest.approx(plain[name][day], abs=1e-12), (name, day)
+        assert float((1 + paid[name]).prod()) > float((1 + plain[name]).prod()), name  # reinvested once it trades
