@@ -2,14 +2,16 @@
 (views.performance.monitor_state, docs/monitoring.md): the overall state, then every check
 that is not OK with its figure, thresholds and the day its breach began. A check without a
 figure (the live checks before enough live outcomes are known) is counted apart, never as OK:
-"Checks OK 15 of 16, 3 not run yet", not "18 of 19"."""
+"Checks OK 15 of 16, 3 not run yet", not "18 of 19". A state older than the latest predicted
+day (the monitor's stage failed or has not run since) says how far behind it is, boxed, as
+the API's `unmonitored_days` and `marketintel monitor` say it."""
 
 from __future__ import annotations
 
 from reportlab.platypus import Flowable
 
 from reports.format import number
-from reports.layout import SMALL, data_table, key_figures, text
+from reports.layout import SMALL, caution, data_table, key_figures, text
 from views.performance import Performance
 
 
@@ -17,6 +19,7 @@ def model_health(perf: Performance) -> list[Flowable]:
     monitor = perf.get("monitor") or {}
     if not monitor.get("state"):
         return [text("Model health: " + (monitor.get("reason") or "the model monitor has not run yet") + ".", SMALL)]
+    behind = behind_note(monitor)
     checks = monitor["checks"]
     flagged = [c for c in checks if c["state"] != "OK"]
     waiting = not_run(checks)
@@ -28,7 +31,8 @@ def model_health(perf: Performance) -> list[Flowable]:
                 ("Checks OK", checks_ok(checks)),
                 ("Alerts", str(sum(c["state"] == "ALERT" for c in checks))),
             ]
-        )
+        ),
+        *([caution(behind)] if behind else []),
     ]
     if flagged:
         rows = [
@@ -54,6 +58,23 @@ def model_health(perf: Performance) -> list[Flowable]:
         note += " " + waiting_note(waiting)
     blocks.append(text(note, SMALL))
     return blocks
+
+
+def behind_note(monitor: dict) -> str:
+    """ "Not monitored since 2026-11-20: ..." when predictions were stored for days after the
+    monitor's latest day (`unmonitored_days`), else ""."""
+    behind = monitor.get("unmonitored_days") or 0
+    if not behind:
+        return ""
+    days = (
+        "the predicted trading day after it was"
+        if behind == 1
+        else f"the {behind} predicted trading days after it were"
+    )
+    return (
+        f"Not monitored since {monitor['trading_date']}: {days} not checked by T1's t1_monitor stage (the latest "
+        f"{monitor['latest_predicted']}), so the state above is that old."
+    )
 
 
 def not_run(checks: list[dict]) -> list[dict]:

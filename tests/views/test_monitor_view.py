@@ -4,7 +4,7 @@ reads; a check without a figure says why."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from typer.testing import CliRunner
@@ -12,10 +12,13 @@ from typer.testing import CliRunner
 from api.graphql.types.model_performance import ModelPerformance
 from api.schemas.portfolio import Performance
 from cli.main import app, monitor_lines
+from market.clock import default_calendar
 from market.settings import Settings
+from reports import KINDS, generate
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
+from tests.reports.pdf import read
 from views.performance import monitor_state, performance
 
 DAY = date(2026, 11, 20)
@@ -118,6 +121,17 @@ def test_a_state_the_monitor_wrote_before_the_latest_predictions_says_how_far_be
     assert monitor_lines(state)[0] == "monitor 2026-11-20: OK; 2 predicted days not monitored, the latest 2026-11-24"
     assert CliRunner().invoke(app, ["monitor"]).exit_code == 0
     assert CliRunner().invoke(app, ["monitor", "--check"]).exit_code == 2
+    behind = "Not monitored since 2026-11-20: the 2 predicted trading days after it were not checked"
+    assert all(behind in _report_text(settings, kind) for kind in KINDS), "both reports' model-health panels say it"
     with engine.begin() as conn:
         append_history(conn, tables.monitor_checks, _checks(later[-1]))
     assert CliRunner().invoke(app, ["monitor", "--check"]).exit_code == 0
+    assert "Not monitored since" not in _report_text(settings, "quant-briefing")
+
+
+def _report_text(settings: Settings, kind: str) -> str:
+    """Report `kind` read back as one line of words (a boxed note wraps)."""
+    report = generate(
+        kind, service_engine(settings), settings, default_calendar(), datetime(2026, 11, 25, 23, tzinfo=UTC)
+    )
+    return " ".join(read(report.pdf).text.split())
