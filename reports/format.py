@@ -238,21 +238,28 @@ def against_null_mean(nulls: NullBooksJson) -> str:
     mean = nulls.get("fixed_random_mean")
     if not mean:
         return "no mean of fixed random books to compare with"
-    excess = statistic_pct("excess_annual_return", mean["excess_annual_return"])
-    if mean["excess_annual_return"] is None:  # under a year of returns (portfolio/track_record.py `under_a_year`)
-        excess += " a year (not annualised under a year of returns)"
-    else:
-        excess += " a year"
-    earned = (
-        f"{excess} against the mean of the fixed random books, tracking error "
-        f"{statistic_pct('tracking_error', mean['tracking_error'])}"
-    )
+    earned = f"{_null_mean_return(nulls)}, tracking error {statistic_pct('tracking_error', mean['tracking_error'])}"
     if mean["information_ratio"] is not None:
         return f"{earned}, information ratio {ratio(mean['information_ratio'])}"
     # no ratio of an excess over a tracking error of nought: said, not printed as "-"
     if not mean["tracking_error"]:
         return f"{earned}, so no information ratio (each day's return was their mean's)"
     return f"{earned}, no information ratio"
+
+
+def _null_mean_return(nulls: NullBooksJson) -> str:
+    """What the replayed model book earned against the fixed random books' mean: its active
+    return a year or, under a year of returns (nothing annualised: portfolio/track_record.py
+    `under_a_year`), both books' returns over the days, never a dash for a year's."""
+    mean = nulls["fixed_random_mean"]
+    if mean["excess_annual_return"] is not None:
+        excess = statistic_pct("excess_annual_return", mean["excess_annual_return"])
+        return f"{excess} a year against the mean of the fixed random books"
+    model, books = (statistic_pct("total_return", r) for r in (nulls["model_total_return"], mean["total_return"]))
+    return (
+        f"{model} over these {nulls['days']} days, the mean of the fixed random books {books} (not annualised "
+        "under a year of returns)"
+    )
 
 
 def null_books_summary(nulls: NullBooksJson | None) -> str:
