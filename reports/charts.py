@@ -7,13 +7,14 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from datetime import date, timedelta
-from functools import wraps
+from functools import cache, wraps
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from reportlab.graphics.shapes import Drawing
 from reportlab.lib.units import mm
 
 from reports import fonts
+from reports.format import fixed
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -73,6 +74,39 @@ def _image(figure, width: float) -> Drawing:  # noqa: ANN001
     drawing.width, drawing.height = width, drawing.height * scale
     drawing.initialFontName = fonts.REGULAR  # reportlab's default state would name Helvetica
     return drawing
+
+
+def scaled_ticks(axis, scale: float = 1.0, least: int = 0, suffix: str = "") -> None:  # noqa: ANN001
+    """`axis`'s tick labels as value / `scale` with thousands separators, `suffix` and the
+    fewest decimals (at least `least`) that print every tick as it is: ticks 2,500 apart
+    read 10.0025M and 10.0050M, never 10.00M twice. The chart's every number axis reads so."""
+    axis.set_major_formatter(_scaled_formatter()(scale, least, suffix))
+
+
+@cache
+def _scaled_formatter() -> type:
+    from matplotlib.ticker import Formatter
+
+    class Scaled(Formatter):
+        """`scaled_ticks`'s labels: the decimals are chosen from all the axis's ticks at once."""
+
+        def __init__(self, scale: float, least: int, suffix: str) -> None:
+            self.scale, self.least, self.suffix, self.digits = scale, least, suffix, least
+
+        def set_locs(self, locs: Sequence[float]) -> None:
+            self.digits = tick_digits([tick / self.scale for tick in locs], self.least)
+
+        def __call__(self, value: float, pos: int | None = None) -> str:
+            return f"{fixed(value / self.scale, self.digits, grouping=True)}{self.suffix}"
+
+    return Scaled
+
+
+def tick_digits(ticks: Sequence[float], least: int) -> int:
+    """The fewest decimals, at least `least`, that print each of `ticks` exactly (a locator
+    ticks at round steps, so a few more than `least` at most)."""
+    exact = lambda digits: all(abs(round(t, digits) - t) <= 1e-9 * max(1.0, abs(t)) for t in ticks)  # noqa: E731
+    return next((digits for digits in range(least, least + 7) if exact(digits)), least + 6)
 
 
 def _day_axis(axes, days: Sequence[date]) -> None:  # noqa: ANN001
@@ -136,7 +170,7 @@ def equity_figure(
         )
     axes.axhline(starting_cash, color=PALETTE["amber"], linewidth=0.8, label="Starting cash")
     _unit(axes, currency)
-    axes.yaxis.set_major_formatter(lambda value, _: f"{value / 1e6:,.2f}M")
+    scaled_ticks(axes.yaxis, 1e6, 2, "M")
     axes.legend(fontsize=7, frameon=False, loc="best")
     _day_axis(axes, days)
     return figure
@@ -266,12 +300,22 @@ def nulls_figure(days: Sequence[date], live: Sequence[float], band: dict[str, Se
 
 @_in_report_type
 def score_distribution(scores: Sequence[float], width: float) -> Drawing:
-    """Histogram of the day's Scores in 5-point bins, with the coin toss (50) marked."""
+    """`score_figure` as a drawing `width` points wide."""
+    return _image(score_figure(scores, width), width)
+
+
+@_in_report_type
+def score_figure(scores: Sequence[float], width: float) -> Figure:
+    """Histogram of the day's Scores in 5-point bins, with the coin toss (50) marked; its
+    axis counts instruments in whole numbers."""
+    from matplotlib.ticker import MaxNLocator
+
     figure, axes = _figure(width)
     axes.hist(scores, bins=list(range(0, 105, 5)), color=PALETTE["navy"], edgecolor="white", linewidth=0.6)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.axvline(50, color=PALETTE["amber"], linewidth=1.2, label="50: as likely to beat the market as not")
     axes.set_xlim(0, 100)
     axes.set_xlabel("Score (0-100)", fontsize=7, color=PALETTE["grey"])
     _unit(axes, "Instruments")
     axes.legend(fontsize=7, frameon=False)
-    return _image(figure, width)
+    return figure

@@ -5,7 +5,8 @@ percentages, money and counts with thousands separators, never a raw float.
 - `styled(frame)`: a DataFrame as a formatted table (pandas Styler), each column formatted
   by what its name says it holds (`column_format`), its text HTML-escaped.
 - `fmt_pct`, `fmt_money`, `fmt_count`, `fmt_number`: one value as text.
-- `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels.
+- `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels (the last two with
+  the decimals their ticks need, no two alike: `reports.charts.scaled_ticks`).
 - `bar`, `figure`: small charts with a title and axis units; a figure shows itself in a
   notebook as a PNG.
 - `markdown(text)`: prose rendered as Markdown in a notebook; `markdown_text(value)`: data
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from reports.charts import PALETTE
+from reports.charts import PALETTE, scaled_ticks
 from reports.fonts import MATPLOTLIB_RC
 from reports.format import fixed
 
@@ -293,16 +294,11 @@ def percent_axis(ax, axis: str = "y", digits: int = 0, fraction: bool = True) ->
 
 
 def thousands_axis(ax, axis: str = "y") -> None:  # noqa: ANN001
-    from matplotlib.ticker import FuncFormatter
-
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(FuncFormatter(lambda v, _: fixed(v, 0, grouping=True)))
+    scaled_ticks(ax.yaxis if axis == "y" else ax.xaxis)
 
 
 def millions_axis(ax, axis: str = "y") -> None:  # noqa: ANN001
-    from matplotlib.ticker import FuncFormatter
-
-    formatter = FuncFormatter(lambda v, _: f"{fixed(v / 1e6, 2, grouping=True)}M")
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
+    scaled_ticks(ax.yaxis if axis == "y" else ax.xaxis, 1e6, 2, "M")
 
 
 def titled(ax, title: str, xlabel: str = "", ylabel: str = "") -> None:  # noqa: ANN001

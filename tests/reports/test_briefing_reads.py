@@ -6,18 +6,20 @@ maximum drawdown), and the charts' time axis ends on the last executed day."""
 from __future__ import annotations
 
 import io
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pdfplumber
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.dates import date2num
+from matplotlib.figure import Figure
 
 from market.clock import default_calendar
 from market.contract import description
 from market.settings import Settings
 from models.scoring import ServedPrediction
 from portfolio import ai
-from reports import charts, generate
+from reports import charts, figures, generate
 from reports.format import pct, signed_pct
 from store.engine import service_engine
 from tests.api.world import seed_documents, seed_prices
@@ -145,3 +147,23 @@ def test_a_halted_signal_says_it_is_halted(settings: Settings) -> None:
         prose = " ".join(" ".join((page.extract_text() or "") for page in document.pages).split())
     assert "2 MID (halted)" in prose and "1 LIQ (halted)" not in prose
     assert f"MID is halted since {halted.isoformat()} (the exchange's HALT notice)" in prose
+
+
+def _tick_labels(figure: Figure) -> list[str]:
+    FigureCanvasAgg(figure).draw()
+    return [t.get_text() for t in figure.axes[0].get_yticklabels()]
+
+
+def test_no_two_ticks_of_a_number_axis_read_alike() -> None:
+    """A book of 10M that moved 10,500 over 15 days: its equity axis read "10.01M, 10.01M,
+    10.00M, 10.00M, ..."; the Score histogram of two names counted 0.2 instruments."""
+    days = [date(2026, 11, 2) + timedelta(days=i) for i in range(15)]
+    equity = [10_000_000 + 700 * i for i in range(15)]
+    labels = _tick_labels(charts.equity_figure(days, equity, equity, 10_000_000, 480.0))
+    assert len(set(labels)) == len(labels) > 3 and "10.002M" in labels, labels
+    fig, ax = figures.figure()
+    ax.plot([0, 1, 2], [10_000_000, 10_003_000, 10_001_000])
+    figures.millions_axis(ax)
+    labels = _tick_labels(fig)
+    assert len(set(labels)) == len(labels) > 3, labels
+    assert all(label.isdigit() for label in _tick_labels(charts.score_figure([72.0, 55.0], 480.0))), "whole instruments"
