@@ -168,7 +168,15 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
         f"a higher Score can be HOLD (it fails the entry gates, or is not an ordinary share).{_halts(signals)}",
         SMALL,
     )
-    return section("Top AI signals", note, table)
+    return section("Top AI signals", *_record_said(signals), note, table)
+
+
+def _record_said(signals: list[SignalRow]) -> list[Flowable]:
+    """A box saying the Scores are the validation record's, where they are (a day before the
+    first live day: views/market.py `day_scores`, never a mix), in the words each quote's
+    `reason` says it with over REST; nothing for live Scores, whose `reason` is null."""
+    reason = signals[0].get("reason")
+    return [caution(f"Not live signals. Scores from the {reason}."), Spacer(0, 4)] if reason else []
 
 
 def _halts(signals: list[SignalRow]) -> str:

@@ -21,10 +21,12 @@ from models.scoring import ServedPrediction
 from portfolio import ai
 from reports import charts, figures, generate
 from reports.format import pct, signed_pct
+from store import tables
 from store.engine import service_engine
 from tests.api.world import seed_documents, seed_prices
 from tests.conftest import ON_SQLITE_ONLY
 from tests.portfolio.seed import DAY, days_up_to, seed_predictions
+from views.market import latest_market
 from views.track_record import ai_track_record, ai_track_series
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
@@ -122,6 +124,7 @@ def test_the_signals_say_what_the_score_is_as_the_api_does(briefing: tuple[list[
     lines, _ = briefing
     prose = " ".join(" ".join(lines).split())
     assert f"Score: {description(ServedPrediction, 'score')}" in prose
+    assert "Not live signals" not in prose, "live Scores are not boxed as the validation record's"
     assert "close rises" not in prose
 
 
@@ -143,8 +146,7 @@ def test_a_halted_signal_says_it_is_halted(settings: Settings) -> None:
     halted = CALENDAR.previous_trading_day(DAY)
     announce_action(engine, "MID", "HALT", None, halted, "trading halted pending announcement")
     pdf = generate("quant-briefing", engine, settings, default_calendar(), NOW).pdf
-    with pdfplumber.open(io.BytesIO(pdf)) as document:
-        prose = " ".join(" ".join((page.extract_text() or "") for page in document.pages).split())
+    prose = _prose(pdf)
     assert "2 MID (halted)" in prose and "1 LIQ (halted)" not in prose
     assert f"MID is halted since {halted.isoformat()} (the exchange's HALT notice)" in prose
 
@@ -167,3 +169,27 @@ def test_no_two_ticks_of_a_number_axis_read_alike() -> None:
     labels = _tick_labels(fig)
     assert len(set(labels)) == len(labels) > 3, labels
     assert all(label.isdigit() for label in _tick_labels(charts.score_figure([72.0, 55.0], 480.0))), "whole instruments"
+
+
+@ON_SQLITE_ONLY
+def test_signals_from_the_validation_record_say_so(settings: Settings) -> None:
+    """A bootstrapped store before its first live day: the market day's Scores are the
+    validation record's, as each quote's `reason` says over REST; the Top AI signals read
+    as the day's live signals. They say whose they are (live ones say nothing of it: the
+    `briefing` test above)."""
+    engine = service_engine(settings)
+    seed_prices(engine)
+    signals = {"LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP"}}
+    seed_predictions(engine, DAY, signals, model_id="wf-2026-08-03-h5", table=tables.validation_predictions)
+    with engine.connect() as conn:
+        served = latest_market(conn, default_calendar(), DAY)["LIQ"]["reason"]
+    assert served and served.startswith("validation record: ")
+    prose = _prose(generate("quant-briefing", engine, settings, default_calendar(), NOW).pdf)
+    signals_part = prose[prose.index("Top AI signals") : prose.index("# Symbol")]
+    assert f"Not live signals. Scores from the {served}" in signals_part
+
+
+def _prose(pdf: bytes) -> str:
+    """A PDF's text as one line of words."""
+    with pdfplumber.open(io.BytesIO(pdf)) as document:
+        return " ".join(" ".join((page.extract_text() or "") for page in document.pages).split())
