@@ -167,7 +167,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     summary = portfolio_views.ai_summary(conn, at.day, settings.ai_starting_cash, view=book)
     return to_plain(
         {
-            "performance": performance(conn),
+            "performance": performance(conn, calendar),
             "market": market,
             "signals": scored[:TOP_SIGNALS],
             "scored_instruments": len(scored),
@@ -208,7 +208,7 @@ def compliance_inputs(
     ]
     return to_plain(
         {
-            "performance": performance(conn),
+            "performance": performance(conn, calendar),
             "feature_count": len(FEATURE_NAMES),
             "features": FEATURE_NAMES,
             "trades_total": len(trades),

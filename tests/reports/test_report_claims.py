@@ -14,7 +14,7 @@ from ingest.exchange.delivery import client_for, deliver_day
 from ingest.importers import import_path
 from ingest.markets import market_for
 from ingest.simulator.site import SimulatorSite
-from market.clock import default_calendar
+from market.clock import TradingCalendar, default_calendar
 from market.settings import Settings
 from pipeline.backfill import backfill
 from pipeline.serving import serve_in_thread
@@ -27,6 +27,7 @@ from store.history import append_history, current_rows
 from tests.api.world import HISTORY_DAYS, SYMBOLS, close_of, seed_prices
 from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_predictions
 from tests.reports.pdf import column_below, read
+from views.performance import performance
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)
 
@@ -173,3 +174,21 @@ def test_equity_curve_marks_the_days_untraded_holdings_were_left_out_of_liquid_e
 
     text = briefing_after(after[1])
     assert text.count(WRITTEN_DOWN_LABEL) == 2 and f"On 1 of 4 executed days, latest first: {after[0]} (LIQ:" in text
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_reports_date_the_first_live_outcome_on_the_services_calendar(settings: Settings) -> None:
+    """A closure the service's calendar has (an unscheduled one, as the exchange may declare)
+    moves the day the first live outcome is known. Both reports said the default calendar's
+    day while GET /api/ai/performance, read on the service's calendar, said the later one."""
+    engine = service_engine(settings)
+    seed_prices(engine)
+    seed_model_run(engine, "risk-fallback", DAY, "fallback-empirical-v2")
+    seed_predictions(engine, DAY, {"LIQ": {"score": 60.0, "action": "HOLD", "tercile": "TOP"}})
+    closed = TradingCalendar(extra_closures=[CALENDAR.next_trading_day(DAY)])
+    with engine.connect() as conn:
+        served = performance(conn, closed)["live"]["reason"]
+    known = closed.add_trading_days(DAY, 2).isoformat()
+    assert served.endswith(f"is known at the close of {known} (1 + 1 sessions later)"), served
+    for kind in KINDS:
+        assert served in flat(generate(kind, engine, settings, closed, NOW).pdf), kind
