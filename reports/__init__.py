@@ -2,7 +2,7 @@
 Compliance Report (GET /api/quant-briefing.pdf, GET /api/compliance-report.pdf,
 `marketintel report quant-briefing|compliance`).
 
-`generate` reads the report's inputs in one read transaction (reports/inputs.py), hashes
+`generate` reads the report's inputs in one snapshot of the store (reports/inputs.py), hashes
 them, and typesets them with reportlab (reports/layout.py) in one embedded type family
 (reports/fonts.py); charts are matplotlib drawn in as vectors (reports/charts.py).
 
@@ -52,9 +52,10 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     from reports import compliance, quant_briefing
     from reports.inputs import briefing_inputs, compliance_inputs, snapshot_sha256
     from reports.layout import render
+    from store.transactions import snapshot_read
 
     gather = briefing_inputs if kind == "quant-briefing" else compliance_inputs
-    with engine.connect() as conn, conn.begin():
+    with snapshot_read(engine) as conn:  # every figure of one state of the store, as the digest certifies
         inputs = gather(conn, calendar, now, settings)
     digest = snapshot_sha256(inputs)
     company = settings.company_name

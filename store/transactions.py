@@ -64,6 +64,21 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
             conn.execution_options(sqlite_begin=before)
 
 
+@contextmanager
+def snapshot_read(engine: Engine) -> Iterator[Connection]:
+    """A read transaction that sees one state of the store from its first statement to its
+    end, whatever commits meanwhile (a report read while T1 books its day is all of the day
+    before or all of it after, never half of each). Postgres: REPEATABLE READ (READ
+    COMMITTED, the default, sees each commit at the next statement); the level is reset
+    when the connection goes back to its pool. SQLite: a deferred transaction, whose first
+    read fixes the WAL snapshot it reads."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
+        with conn.begin():
+            yield conn
+
+
 def hold_lock(conn: Connection, lock_name: str) -> None:
     """Take `lock_name`'s lock in the transaction `conn` is in, held until it ends: the
     lock `write_transaction` takes, for a transaction that must also hold another writer's
