@@ -5,8 +5,8 @@ percentages, money and counts with thousands separators, never a raw float.
 - `styled(frame)`: a DataFrame as a formatted table (pandas Styler), each column formatted
   by what its name says it holds (`column_format`), its text HTML-escaped.
 - `fmt_pct`, `fmt_money`, `fmt_count`, `fmt_number`: one value as text.
-- `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels (the last two with
-  the decimals their ticks need, no two alike: `reports.charts.scaled_ticks`).
+- `percent_axis`, `thousands_axis`, `millions_axis`: axis tick labels, with the decimals
+  their ticks need, no two alike (`reports.charts.scaled_ticks`).
 - `bar`, `figure`: small charts with a title and axis units; a figure shows itself in a
   notebook as a PNG.
 - `markdown(text)`: prose rendered as Markdown in a notebook; `markdown_text(value)`: data
@@ -286,11 +286,9 @@ def _look(ax) -> None:  # noqa: ANN001
 
 
 def percent_axis(ax, axis: str = "y", digits: int = 0, fraction: bool = True) -> None:  # noqa: ANN001
-    """Tick labels as percentages (of fractions, or of values already in percent)."""
-    from matplotlib.ticker import FuncFormatter
-
-    formatter = FuncFormatter(lambda v, _: fmt_pct(v, digits, fraction=fraction))
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(formatter)
+    """Tick labels as percentages (of fractions, or of values already in percent), with at
+    least `digits` decimals and as many more as the ticks need (`scaled_ticks`)."""
+    scaled_ticks(ax.yaxis if axis == "y" else ax.xaxis, 0.01 if fraction else 1.0, digits, "%")
 
 
 def thousands_axis(ax, axis: str = "y") -> None:  # noqa: ANN001

@@ -158,7 +158,8 @@ def _tick_labels(figure: Figure) -> list[str]:
 
 def test_no_two_ticks_of_a_number_axis_read_alike() -> None:
     """A book of 10M that moved 10,500 over 15 days: its equity axis read "10.01M, 10.01M,
-    10.00M, 10.00M, ..."; the Score histogram of two names counted 0.2 instruments."""
+    10.00M, 10.00M, ..."; spreads of 0.2-0.5% read "0%" at every tick; the Score histogram
+    of two names counted 0.2 instruments."""
     days = [date(2026, 11, 2) + timedelta(days=i) for i in range(15)]
     equity = [10_000_000 + 700 * i for i in range(15)]
     labels = _tick_labels(charts.equity_figure(days, equity, equity, 10_000_000, 480.0))
@@ -168,6 +169,11 @@ def test_no_two_ticks_of_a_number_axis_read_alike() -> None:
     figures.millions_axis(ax)
     labels = _tick_labels(fig)
     assert len(set(labels)) == len(labels) > 3, labels
+    fig, ax = figures.figure()  # t0's closing spreads by board, in percent: every tick read "0%"
+    ax.plot([0, 1, 2], [0.2, 0.5, 0.35])
+    figures.percent_axis(ax, fraction=False)
+    labels = _tick_labels(fig)
+    assert len(set(labels)) == len(labels) > 3 and "0.20%" in labels, labels
     assert all(label.isdigit() for label in _tick_labels(charts.score_figure([72.0, 55.0], 480.0))), "whole instruments"
 
 
