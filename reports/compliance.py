@@ -18,6 +18,7 @@ from reportlab.platypus import Flowable, Spacer
 from reports.format import (
     backend_line,
     by_type,
+    counted,
     market_day_line,
     metric_rows,
     null_books_summary,
@@ -157,7 +158,7 @@ def _metrics(inputs: ComplianceInputs) -> list[Flowable]:
             ("Training rows", number(perf["training_rows"])),
             ("Feature count", str(inputs["feature_count"])),
             ("Model", perf["model_id"] or "none yet"),
-            ("Horizon", f"{perf['horizon_days']} trading day(s)" if perf["horizon_days"] else "-"),
+            ("Horizon", counted(perf["horizon_days"], "trading day") if perf["horizon_days"] else "-"),
             ("Layer 1", backend_line(perf)),
         ]
     )
@@ -193,13 +194,20 @@ def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
         ["Date", "Symbol", "Action", "Quantity", "Price", "Value", "Fees", "All costs"], rows, numeric_from=3
     )
     note = text(
-        f"The AI portfolio's {len(trades)} most recent of {inputs['trades_total']} trades, newest first, each "
+        f"{_listed(len(trades), inputs['trades_total'])}, newest first, each "
         "filled through the cost model the risk disclosures describe (Backtesting limits); all costs = spread + "
         "impact + fees; a fee is the schedule's lines, each rounded to the cent (and any minimum), so it can differ "
         "by a few cents (half a cent a line at most) from the total rate times the value.",
         SMALL,
     )
     return section("Recent trade audit trail", note, table)
+
+
+def _listed(shown: int, total: int) -> str:
+    """ "The AI portfolio's 3 trades", or "The 100 most recent of the AI portfolio's 2,040 trades"."""
+    if shown == total:
+        return f"The AI portfolio's {counted(total, 'trade')}"
+    return f"The {shown} most recent of the AI portfolio's {counted(total, 'trade')}"
 
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -213,7 +221,7 @@ def _provenance(provenance: Provenance) -> str:
         return "No end-of-day delivery has been stored yet."
     total = sum(o["days"] for o in origins)
     lines = [
-        f"Prices for {_days(total, 'market day')}: {'; '.join(_origin_text(o) for o in origins)}."
+        f"Prices for {counted(total, 'market day')}: {'; '.join(_origin_text(o) for o in origins)}."
         if origins
         else "Prices: none stored yet."
     ]
@@ -230,27 +238,25 @@ def _origin_text(origin: Origin) -> str:
     """ "260 days of simulated backfill, ... (2025-11-13 to 2026-11-19)"."""
     n, detail = origin["days"], origin["detail"]
     if origin["origin"] == "scraped":
-        what = f"{_days(n)} scraped over HTTP from the exchange's pages" + (f" at {detail}" if detail else "")
+        what = f"{counted(n, 'day')} scraped over HTTP from the exchange's pages" + (f" at {detail}" if detail else "")
         if detail and (urlsplit(detail).hostname or "") in LOOPBACK_HOSTS:
             what += ", a site on this machine"
     elif origin["origin"] == "simulated":
-        what = f"{_days(n)} of simulated backfill, made up by the built-in exchange simulator and not market data"
+        what = (
+            f"{counted(n, 'day')} of simulated backfill, made up by the built-in exchange simulator and not market data"
+        )
     elif origin["origin"] == "replayed":
-        what = f"{_days(n)} of replayed history from files" + (f" ({detail})" if detail else "")
+        what = f"{counted(n, 'day')} of replayed history from files" + (f" ({detail})" if detail else "")
     elif origin["origin"] == "imported":
-        what = f"{_days(n)} imported from files in the {detail} format by marketintel import"
+        what = f"{counted(n, 'day')} imported from files in the {detail} format by marketintel import"
     else:
-        what = f"{_days(n)} stored with source '{detail}' and no delivery"
+        what = f"{counted(n, 'day')} stored with source '{detail}' and no delivery"
     span = (
         origin["first_day"]
         if origin["first_day"] == origin["last_day"]
         else f"{origin['first_day']} to {origin['last_day']}"
     )
     return f"{what} ({span})"
-
-
-def _days(n: int, unit: str = "day") -> str:
-    return f"{n:,} {unit}{'' if n == 1 else 's'}"
 
 
 def _certification(generated: dict[str, str], logos: Flowable) -> list[Flowable]:

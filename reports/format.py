@@ -57,6 +57,11 @@ def market_day_line(day: str | None, generated: str) -> str:
     return f"Market day {day or 'not delivered yet'}  |  generated {generated}"
 
 
+def counted(n: int, unit: str) -> str:
+    """ "1 fill", "2,040 fills": a count with its unit, singular for one."""
+    return f"{n:,} {unit}{'' if n == 1 else 's'}"
+
+
 def money(value: Any) -> str:
     return DASH if value is None else fixed(value, 2, grouping=True)
 

@@ -24,6 +24,7 @@ from reports.format import (
     NULL_FAMILY_LABELS,
     backend_line,
     by_type,
+    counted,
     fixed,
     fraction,
     market_day_line,
@@ -131,7 +132,7 @@ def _sentiment(market: MarketSection) -> list[Flowable]:
     explain = text(
         f"{mood}: {breadth['advancers']} up, {breadth['decliners']} down, {breadth['unchanged']} unchanged "
         f"of {breadth['traded']} stocks that traded on {breadth['trading_date']}. Index: the service's "
-        f"capitalisation-weighted index of {breadth['index_constituents']} instruments, not the exchange's "
+        f"capitalisation-weighted index of {counted(breadth['index_constituents'], 'instrument')}, not the exchange's "
         "official index.",
         SMALL,
     )
@@ -363,7 +364,7 @@ def _track_record_note(record: TrackRecordJson, cost_model: str) -> Flowable:
     fills = record.get("fill_count", record.get("trades", 0))
     return text(
         f"{record['days']} executed days from {record['first']} to {record['last']}{record_split(record)}, "
-        f"{fills} fills. {cost_model} "
+        f"{counted(fills, 'fill')}. {cost_model} "
         f"Benchmarks (fully invested, no costs): the names that passed the entry gates at each month's start, "
         f"held equally; {index_label(record)}. Statistics: empyrical-reloaded, 250 trading days a year, no "
         "risk-free rate.",

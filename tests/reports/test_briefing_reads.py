@@ -199,3 +199,15 @@ def _prose(pdf: bytes) -> str:
     """A PDF's text as one line of words."""
     with pdfplumber.open(io.BytesIO(pdf)) as document:
         return " ".join(" ".join((page.extract_text() or "") for page in document.pages).split())
+
+
+@ON_SQLITE_ONLY
+def test_a_count_of_one_reads_singular(settings: Settings, briefing: tuple[list[str], dict]) -> None:
+    """One fill, an index of one instrument, one trade: the reports read "1 fills", "index
+    of 1 instruments" and "1 most recent of 1 trades"."""
+    lines, record = briefing
+    prose = " ".join(" ".join(lines).split())
+    assert record["fill_count"] == 1
+    assert f"to {record['last']}, all live, 1 fill. " in prose and "index of 1 instrument, not" in prose
+    compliance = _prose(generate("compliance", service_engine(settings), settings, default_calendar(), NOW).pdf)
+    assert "The AI portfolio's 1 trade, newest first" in compliance
