@@ -24,9 +24,12 @@ What the replay serves, and the rules it follows:
   fundamentals (the table is served empty); news and disclosures (see below).
 - Listing and delisting: an instrument is listed from the first day it appears in the
   files (a LISTING notice when that is after the first replayed day) and delisted on the
-  first session after its last appearance (a DELISTING notice), when that falls inside
-  the files. Telling a delisting from a long suspension needs the later files: the one
-  place where a replayed day uses what came after it, and only for that status.
+  first session after its last appearance (a DELISTING notice), when the files hold the
+  delisting rule's sessions after it (`delisting_date`, the importer's rule) or a
+  delisting row names it; else it stays listed to the files' end, its absent days no-trade
+  rows (the files may end before a thin name's next trade). Telling a delisting from a
+  long suspension needs the later files: the one place where a replayed day uses what
+  came after it, and only for that status.
 - A listed name absent from a day's file is served as a no-trade row: volume 0, the
   close and previous close at its last close (the exchange convention for an untraded
   name, which the NSE files follow themselves from 2009 on, where earlier files simply
@@ -88,6 +91,7 @@ from __future__ import annotations
 import bisect
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -277,7 +281,21 @@ class ReplayMarket:
         }
         self._column = {s: k for k, s in enumerate(self._symbols)}
         self._fill(items)
+        self._list_to_the_end(joined.actions)
         return list(joined.actions)
+
+    def _list_to_the_end(self, actions: Sequence[CorporateAction]) -> None:
+        """A name whose rows end fewer than the delisting rule's sessions before the files'
+        last day (`delisting_date`, the importer's rule) is listed to that day, its absent
+        days no-trade rows, unless a delisting row says it left: the files do not show it
+        gone, they may end before its next trade. A thin name the files leave out when it
+        does not trade was DELISTED on the session after its last row, so `make demo
+        MARKET=` delisted every junior name without a trade on the files' last days."""
+        delisted = {a.symbol for a in actions if a.kind == "DELISTING"}
+        end = len(self.days) - 1
+        for symbol, k in self._column.items():
+            if symbol not in delisted and delisting_date(self.days, int(self._last[k]), self.delist_after) is None:
+                self._last[k] = end
 
     def _capital_notices(self, path: Path | None, actions: list[CorporateAction]) -> dict[int, list[dict]]:
         """The corporate-actions file's SPLIT notices (`actions`: on the joined series) by
@@ -341,7 +359,8 @@ class ReplayMarket:
     def _fill(self, items: list[dict]) -> None:
         """The arrays a day is served from, a row per day and a column per symbol: whether
         the symbol is in the day's file, its figures (NaN where the file has none), its
-        first and last day in the files, and the close served (the last one in a file)."""
+        first and last day in the files (the last listed one: `_list_to_the_end`), and the
+        close served (the last one in a file)."""
         row = {d: i for i, d in enumerate(self.days)}
         shape = (len(self.days), len(self._symbols))
         self._present = np.zeros(shape, dtype=bool)

@@ -163,6 +163,41 @@ def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
     assert not any(w.startswith("AAA: close") for w in reports[2].warnings)  # a split, not a confirmed move
 
 
+THIN_END = """symbol,date,close,volume
+AAA,2021-03-01,10.00,100
+BBB,2021-03-01,4.00,500
+AAA,2021-03-02,10.10,100
+BBB,2021-03-02,4.10,500
+AAA,2021-03-03,10.20,100
+AAA,2021-03-04,10.30,100
+AAA,2021-03-05,10.40,100
+"""
+
+
+def test_a_name_that_did_not_trade_on_the_files_last_days_stays_listed(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: a thin name left out of the files on the days it does not trade
+    (BBB's rows end three sessions before the files do) was DELISTED by the replay on the
+    session after its last row, as if the files' later days showed it gone; `make demo
+    MARKET=` of a thin market delisted every junior name without a trade on its last days
+    (out of the listings, the AI book and the suggestions), where the importer keeps them
+    listed until the delisting rule's sessions pass. Listed to the files' end, a no-trade
+    row at its last close on each day; a name the actions file delists still leaves."""
+    path = tmp_path / "thin.csv"
+    path.write_text(THIN_END)
+    market = ReplayMarket(path)
+    reports = backfill(service_engine(settings), settings, 5, date(2021, 3, 5), market)
+    assert [r.status for r in reports] == ["COMPLETE"] * 5
+    with service_engine(settings).connect() as conn:
+        instruments = {r["symbol"]: r for r in current_rows(conn, tables.instruments)}
+        kinds = {(a["symbol"], a["kind"]) for a in current_rows(conn, tables.corporate_actions)}
+    assert instruments["BBB"]["delisted_on"] is None and ("BBB", "DELISTING") not in kinds
+    assert _prices(settings)[("BBB", "2021-03-05")]["close"] == 4.10  # untraded, at its last close
+    assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 2
+    (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio,price\nBBB,2021-03-03,delisting,,4\n")
+    gone = ReplayMarket(path).day(date(2021, 3, 3))
+    assert [(n["symbol"], n["kind"], n["amount"]) for n in gone.notices] == [("BBB", "DELISTING", 4.0)]
+
+
 def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track_records_benchmark(
     settings: Settings, tmp_path: Path
 ) -> None:
