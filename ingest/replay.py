@@ -52,7 +52,8 @@ What the replay serves, and the rules it follows:
 - Capital changes: a corporate-actions file beside the prices (`ingest.importers.actions`,
   the importer's own: `corporate_actions.csv`, or `actions=`) is served as the exchange
   serves them. A split, bonus issue, consolidation or rights issue is a SPLIT notice on
-  the first replayed session on or after its ex-date, its amount the factor (shares after
+  the first replayed session on or after its ex-date with a row of the name on the new
+  count (`_first_print`: not an untraded row at the old close), its amount the factor (shares after
   per share before; a rights issue's by the close before the ex-date), so T0 stores it
   and the panels, the ledger and the AI book read it as a live SPLIT; one whose factor
   does not explain the served close (the files are already on the new count, or the row
@@ -107,6 +108,7 @@ from ingest.importers.actions import (
     explains,
     file_splits,
     on_joined_series,
+    on_new_count,
     read_actions,
 )
 from ingest.importers.files import READERS, delisting_date, resolve_source, source_currency, source_lacks, source_types
@@ -118,6 +120,7 @@ from market.clock import DatedCalendar, write_replay_dates
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, Settings
+from store.splits import Split
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +319,7 @@ class ReplayMarket:
         served: dict[int, list[dict]] = {}
         for split in splits:
             k = self._column.get(split.symbol)
-            i = self._first_print(split.ex_date, k) if k is not None else None
+            i = self._first_print(split, k) if k is not None else None
             previous = self._previous_close(i, k) if i is not None else None
             what = f"{split.symbol} {split.ex_date.isoformat()} x{split.factor:g}"
             if previous is None or not explains(previous, float(self._served_close[i, k]), split.factor):
@@ -329,12 +332,18 @@ class ReplayMarket:
             self.source.capital_changes.append(f"{what}: served as a SPLIT notice on {self.days[i].isoformat()}")
         return served
 
-    def _first_print(self, ex_date: date, k: int) -> int | None:
-        """The first replayed session on or after `ex_date` with a row of symbol `k` in the
-        files: the first close on the new count (an untraded name's served close is its
-        last one, on the old count, until then)."""
-        present = np.flatnonzero(self._present[bisect.bisect_left(self.days, ex_date) :, k])
-        return bisect.bisect_left(self.days, ex_date) + int(present[0]) if present.size else None
+    def _first_print(self, split: Split, k: int) -> int | None:
+        """The first replayed session on or after the split's ex-date with a row of symbol
+        `k` on the new count (`on_new_count`): the first close on the new count (an
+        untraded name's served close is its last one, on the old count, until then; so is
+        the close of a file's untraded row that carries it unadjusted, and served on that
+        day the split was refused and the next trade's fall was a loss)."""
+        start = bisect.bisect_left(self.days, split.ex_date)
+        for i in start + np.flatnonzero(self._present[start:, k]):
+            previous, close = self._previous_close(int(i), k), float(self._served_close[i, k])
+            if on_new_count(previous, close, float(self._values["volume"][i, k]), split.factor):
+                return int(i)
+        return None
 
     def _read(self, files: list[Path]) -> _Read:
         """Every readable row of the files (an unreadable one is listed in

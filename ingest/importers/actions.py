@@ -621,6 +621,14 @@ def explains(previous: float, close: float, factor: float) -> bool:
     return abs(math.log(close * factor / previous)) <= abs(math.log(close / previous))
 
 
+def on_new_count(previous: float | None, close: float, volume: float, factor: float) -> bool:
+    """Whether a name's row on or after a split's ex-date is on the new count: a trade, or an
+    untraded row (volume 0) whose close the factor explains. An untraded row at the old
+    count's close (a file that lists an untraded name at its last close, unadjusted until
+    its next trade) is not: the split takes effect on the name's first row on the new count."""
+    return volume > 0 or previous is None or explains(previous, close, factor)
+
+
 def limit_moves(prices: pd.DataFrame, limit: float, sessions: frozenset[date] = frozenset()) -> list[LimitMove]:
     """Every close further from its name's previous row's close than `limit` of it plus one
     tick, in date order."""

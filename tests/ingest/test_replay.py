@@ -163,6 +163,41 @@ def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
     assert not any(w.startswith("AAA: close") for w in reports[2].warnings)  # a split, not a confirmed move
 
 
+STALE_EX_DATE = """symbol,date,close,volume
+AAA,2021-03-01,10.00,100
+BBB,2021-03-01,4.00,500
+AAA,2021-03-02,10.10,100
+BBB,2021-03-02,4.10,500
+AAA,2021-03-03,10.20,100
+BBB,2021-03-03,4.10,0
+AAA,2021-03-04,10.30,100
+BBB,2021-03-04,2.06,800
+AAA,2021-03-05,10.40,100
+BBB,2021-03-05,2.08,800
+"""
+
+
+def test_a_split_whose_ex_date_is_untraded_at_the_old_close_is_served_on_the_first_trade(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """An adversarial run: a file that lists an untraded name with its last close (volume 0,
+    as the NSE files do from 2009) carries the old count's close on a split's ex-date when
+    the name does not trade that day. The split was "not served, it does not explain the
+    close on its session", so T0 stored no split and the next day's halving was a CONFIRMED
+    MOVE: every holder lost half the position. Served on the first row on the new count
+    (BBB's trade on 03-04), it is stored and the halving is no loss."""
+    (tmp_path / "prices.csv").write_text(STALE_EX_DATE)
+    (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n")
+    market = ReplayMarket(tmp_path)
+    assert market.source.capital_changes == ["BBB 2021-03-03 x2: served as a SPLIT notice on 2021-03-04"]
+    reports = backfill(service_engine(settings), settings, 5, date(2021, 3, 5), market)
+    assert [r.status for r in reports] == ["COMPLETE"] * 5
+    assert not any(w.startswith("BBB: close") for w in reports[3].warnings)  # a split, not a confirmed move
+    with service_engine(settings).connect() as conn:
+        splits = [(a["symbol"], a["action_date"], a["amount"]) for a in current_rows(conn, tables.corporate_actions)]
+    assert splits == [("BBB", date(2021, 3, 4), 2.0)]
+
+
 THIN_END = """symbol,date,close,volume
 AAA,2021-03-01,10.00,100
 BBB,2021-03-01,4.00,500
