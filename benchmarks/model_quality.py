@@ -163,6 +163,7 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
         Bad,
         is_index_row,
         read_ohlcv,
+        readable,
         repeated_days,
         row_instrument_type,
         second_rows,
@@ -172,7 +173,7 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
     files = price_files(path)  # a corporate-actions file beside the prices is not prices
     read = [r for f in files for r in read_ohlcv(f)]
     bad = [str(r) for r in read if isinstance(r, Bad)]
-    rows = [r for r in read if not isinstance(r, Bad) and not is_index_row(r)]
+    rows = [r for r in readable(path, read) if not is_index_row(r)]
     copies = repeated_days(rows)
     rows, seconds = second_rows(r for r in rows if r["trading_date"] not in copies)
     print(_left_out(len(files), len(read), bad, copies), flush=True)
@@ -219,9 +220,9 @@ def load_market(
     from market.errors import MarketIntelError
     from market.settings import get_settings
 
-    prices = load_nse(source, names=True) if nse else load_ohlcv(source, names=True)
     sessions = delist_after if delist_after is not None else get_settings().delist_after_sessions
     try:
+        prices = load_nse(source, names=True) if nse else load_ohlcv(source, names=True)
         beside = actions or actions_beside(source)
         adjusted, changes = capital_changes(
             prices, beside, price_limit, adjust_implied, sessions, f"{LIMIT_SETTING}, --price-limit"

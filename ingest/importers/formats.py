@@ -626,6 +626,17 @@ def _shown(value: float | None) -> str:
     return "blank" if value is None else f"{value:g}"
 
 
+def readable(path: Path, read: list[dict | Bad]) -> list[dict]:
+    """The rows of `read` (what a reader gave for the files of `path`) that could be read;
+    none is an InvalidInputError naming the first bad row: a research frame of no row
+    (another market's `;` export, a folder in another format) was a KeyError traceback."""
+    rows = [r for r in read if not isinstance(r, Bad)]
+    if not rows:
+        first = next((str(r) for r in read if isinstance(r, Bad)), "no .csv file")
+        raise InvalidInputError(f"no row of {path} could be read (first: {first})")
+    return rows
+
+
 def nse_daily_frame(
     folder: Path, *, indices: bool = False, ordinary: bool = False, names: bool = False
 ) -> pd.DataFrame:
@@ -643,7 +654,7 @@ def nse_daily_frame(
     with `names`, each row's `name` (the file's Name column)."""
     import pandas as pd
 
-    rows = [r for path in csv_files(folder) for r in read_nse_daily(path) if not isinstance(r, Bad)]
+    rows = readable(folder, [r for path in csv_files(folder) for r in read_nse_daily(path)])
     copies = repeated_days(rows)
     index_symbols = sorted({r["symbol"] for r in rows if is_index_row(r)})
     kept, seconds = second_rows(r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r)))

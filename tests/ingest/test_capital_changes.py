@@ -237,6 +237,25 @@ def test_the_benchmarks_loader_says_what_it_left_out(tmp_path: Path, quality: Mo
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "nse", "said"),
+    [
+        ("symbol;date;close;volume\nAAA;2024-01-02;10,5;100\n", False, "the header separates its columns with"),
+        ("Date;Open;High;Low;Close;Volume\n20240102,10,10,10,10,100\n", True, "file name is not YYYYMMDD.csv"),
+    ],
+    ids=["a semicolon export as --ohlcv", "a per-company file as --nse"],
+)
+def test_files_without_a_readable_row_are_one_line_in_the_benchmarks(
+    tmp_path: Path, quality: ModuleType, text: str, nse: bool, said: str
+) -> None:
+    """An adversarial run: `backtest.py --ohlcv` of another market's `;` export (or `--nse`
+    of the per-company folder) printed the reason and then a KeyError traceback from
+    pandas. One line, naming the first unreadable row."""
+    (tmp_path / "AAA.csv").write_text(text)
+    with pytest.raises(SystemExit, match=rf"^error: no row of {tmp_path} could be read \(first: .*{said}"):
+        quality.load_market(tmp_path, nse)
+
+
 def test_a_file_named_as_the_actions_that_is_not_one_refuses_the_import_and_stores_nothing(
     tmp_path: Path, settings, quality: ModuleType
 ) -> None:
