@@ -13,8 +13,9 @@ What the replay serves, and the rules it follows:
 - Calendar: the dates of the files (`market.clock.DatedCalendar`), less the days that
   copy the one before verbatim (`ingest.importers.formats.repeated_days`, listed in
   `source.repeated_days`: a crawler's record of a holiday is not a session); instruments and names
-  from the files, all on the MAIN board, sector unknown; the currency is the format's
-  (KES for NSE) unless given (`source_currency`).
+  from the files, all on the MAIN board, sector unknown; the currency is the one the
+  rows state (`stated_currency`, the importer's rule), else the one given, else the
+  format's (KES for NSE: `source_currency`).
 - Market indices in the files (the NSE's ^NASI, ^N20I, ...) are not securities: they are
   left out of the quotes and listed in `source.indices`; their levels (the file's close)
   are served in the trade-quotes page's index table, as an exchange publishes them, and
@@ -111,7 +112,16 @@ from ingest.importers.actions import (
     on_new_count,
     read_actions,
 )
-from ingest.importers.files import READERS, delisting_date, resolve_source, source_currency, source_lacks, source_types
+from ingest.importers.files import (
+    READERS,
+    delisting_date,
+    resolve_source,
+    row_currencies,
+    source_currency,
+    source_lacks,
+    source_types,
+    stated_currency,
+)
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
 from ingest.importers.renames import handovers
 from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE
@@ -194,9 +204,12 @@ class ReplayMarket:
         self.source.types = source_types(fmt, files)
         if self.source.types.startswith("no instrument_type column"):
             log.info("replay of %s: %s", self.source.path, self.source.types)
-        self.currency = self.source.currency
         actions_path = actions if actions is not None else actions_beside(Path(path))
         on_series = self._load(files, self._actions(actions_path))
+        # the one currency the rows state (the importer's rule), else the given one or the format's
+        stated, unstated = self._currencies
+        self.source.currency = stated_currency(stated, currency, unstated) or self.source.currency
+        self.currency = self.source.currency
         self.calendar = DatedCalendar(self.days)
         self._index = {d: i for i, d in enumerate(self.days)}
         self._capital = self._capital_notices(actions_path, on_series)
@@ -253,6 +266,7 @@ class ReplayMarket:
         and types, and the arrays the days are served from; the file's actions on the joined
         series, each once (`on_joined_series`, the importer's rule)."""
         read = self._read(files)
+        self._currencies = row_currencies(read.items)  # the currencies the rows state (`stated_currency`)
         copies = repeated_days(read.items)
         self.source.repeated_days = describe_repeated(copies)
         items, seconds = second_rows(item for item in read.items if item["trading_date"] not in copies)

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -331,13 +331,7 @@ def _first_pass(
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
     report.second_rows = seconds.lines()
-    currencies: dict[str, set[str]] = {}
-    unstated: set[str] = set()
-    for item in (i for i in first if not is_index_row(i)):
-        if item.get("currency"):
-            currencies.setdefault(item["currency"], set()).add(item["symbol"])
-        else:
-            unstated.add(item["symbol"])
+    currencies, unstated = row_currencies(i for i in first if not is_index_row(i))
     stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
     return FirstPass(copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
 
@@ -373,6 +367,20 @@ def stored_history(engine: Engine, symbols: set[str]) -> Stored:
     names = {r["symbol"]: r["name"] for r in named if r["name"] and r["name"] != r["symbol"]}
     frame = rows.rename(columns={"trading_date": "date"})
     return Stored(frame.assign(name=frame["symbol"].map(names)), sessions, splits)
+
+
+def row_currencies(items: Iterable[dict]) -> tuple[dict[str, set[str]], set[str]]:
+    """The currencies the rows state ({code: the symbols whose rows state it}) and the
+    symbols with a row that states none: what `stated_currency` judges, for the importer
+    and the replay alike."""
+    currencies: dict[str, set[str]] = {}
+    unstated: set[str] = set()
+    for item in items:
+        if item.get("currency"):
+            currencies.setdefault(item["currency"], set()).add(item["symbol"])
+        else:
+            unstated.add(item["symbol"])
+    return currencies, unstated
 
 
 def stated_currency(stated: dict[str, set[str]], given: str | None, unstated: set[str] = frozenset()) -> str | None:

@@ -163,6 +163,23 @@ def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
     assert not any(w.startswith("AAA: close") for w in reports[2].warnings)  # a split, not a confirmed move
 
 
+def test_the_currency_the_files_state_is_the_replays(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: a generic file whose rows state their currency (`currency`, GHS)
+    was replayed, and stored by T0, in the home currency (JMD), where `marketintel import`
+    of the same file stores GHS: `make demo MARKET=` valued a Ghanaian market's prices as
+    Jamaican dollars. The importer's rule (`stated_currency`): the one currency the rows
+    state, a second one or a given currency that contradicts it refused."""
+    path = tmp_path / "prices.csv"
+    path.write_text("symbol,date,close,volume,currency\nAAA,2021-03-01,10.00,100,GHS\nAAA,2021-03-02,10.10,100,ghs\n")
+    market = ReplayMarket(path)
+    assert (market.currency, market.source.currency) == ("GHS", "GHS")
+    backfill(service_engine(settings), settings, 2, date(2021, 3, 2), market)
+    with service_engine(settings).connect() as conn:
+        assert {r["symbol"]: r["currency"] for r in current_rows(conn, tables.instruments)} == {"AAA": "GHS"}
+    with pytest.raises(InvalidInputError, match="--currency USD, but the files state their prices in GHS"):
+        ReplayMarket(path, currency="USD")
+
+
 STALE_EX_DATE = """symbol,date,close,volume
 AAA,2021-03-01,10.00,100
 BBB,2021-03-01,4.00,500
