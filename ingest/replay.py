@@ -113,8 +113,8 @@ from ingest.importers.actions import (
     read_actions,
 )
 from ingest.importers.files import (
-    READERS,
     delisting_date,
+    read_known,
     resolve_source,
     row_currencies,
     source_currency,
@@ -126,7 +126,7 @@ from ingest.importers.formats import Bad, describe_repeated, is_index_row, repea
 from ingest.importers.renames import handovers
 from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE
 from ingest.simulator.market import SimulatedDay
-from market.clock import DatedCalendar, write_replay_dates
+from market.clock import DatedCalendar, exchange_date, utc_now, write_replay_dates
 from market.errors import InvalidInputError
 from market.instruments import InstrumentType, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, Settings
@@ -363,10 +363,10 @@ class ReplayMarket:
         """Every readable row of the files (an unreadable one is listed in
         `source.bad_rows`); an index (listed in `source.indices`) gives its levels (a
         positive close; the first row of a day stands), not rows."""
-        read = READERS[self.source.format]
+        today = exchange_date(utc_now())  # a row dated after it is a bad row, as the importer reads it
         items: list[dict] = []
         levels: dict[date, dict[str, float]] = {}
-        for item in (item for file in files for item in read(file)):
+        for item in (item for file in files for item in read_known(self.source.format, file, today)):
             if isinstance(item, Bad):
                 self.source.bad_rows.append(str(item))
                 continue

@@ -286,7 +286,9 @@ def import_path(
         delistings[rename.old] = max(rename.ex_date, delistings.get(rename.old, rename.ex_date))
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, delistings, capital.delist_after)
     if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
-        report.bad_rows = [str(item) for file in files for item in _read(fmt, file, today) if isinstance(item, Bad)]
+        report.bad_rows = [
+            str(item) for file in files for item in read_known(fmt, file, today) if isinstance(item, Bad)
+        ]
         return report
     _refuse_two_series(engine, changes)
     actions = _action_rows(fmt, changes)
@@ -326,7 +328,7 @@ def _first_pass(
     capital changes of the rows the import keeps (a reused ticker looked for across the
     store's rows too: `stored_history`) and the currencies the rows state, read before a
     row is written."""
-    first = [item for file in files for item in _read(fmt, file, today) if not isinstance(item, Bad)]
+    first = [item for file in files for item in read_known(fmt, file, today) if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
@@ -435,7 +437,7 @@ def _store_prices(
     """The second pass: each file's price rows (`_Rows.take`), written in batches."""
     written, batch = Written(), []
     for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
-        for item in _read(fmt, file, today):
+        for item in read_known(fmt, file, today):
             price = rows.take(item, report)
             if price is not None:
                 batch.append(price)
@@ -512,8 +514,10 @@ def _carried_on_count(found: pd.DataFrame, stored: pd.DataFrame, splits: list[Sp
     return found.assign(close=found["close"].to_numpy(dtype=float) / factors)
 
 
-def _read(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
-    """The file's rows as its format's reader gives them, a row dated after `today` a Bad."""
+def read_known(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
+    """The file's rows as its format's reader gives them, a row dated after `today` a Bad
+    (the importer's and the replay's: a typo's year, 2062 for 2026, was a replayed session,
+    and the replay's calendar closed every weekday up to it in every process)."""
     for item in READERS[fmt](file):
         if not isinstance(item, Bad) and item["trading_date"] > today:
             day = item["trading_date"].isoformat()

@@ -180,6 +180,23 @@ def test_the_currency_the_files_state_is_the_replays(settings: Settings, tmp_pat
         ReplayMarket(path, currency="USD")
 
 
+def test_a_row_dated_after_today_is_a_bad_row_not_a_replayed_session(tmp_path: Path) -> None:
+    """An adversarial run: a typo's year (2062 for 2026) in a replayed file was a session:
+    the replay's calendar, which every process reads, closed every weekday from the files'
+    last real day to 2062, and the demo delivered 2062-03-03 as its day. The importer's
+    rule: a row dated after today on the exchange's clock is a bad row ("not known yet")."""
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "symbol,date,close,volume\nAAA,2021-03-01,10.00,100\nAAA,2021-03-02,10.10,100\nAAA,2062-03-03,10.20,100\n"
+    )
+    market = ReplayMarket(path)
+    assert market.days == [date(2021, 3, 1), date(2021, 3, 2)]
+    assert market.calendar.is_trading_day(date(2021, 3, 3))  # outside the files' span: every weekday
+    assert len(market.source.bad_rows) == 1 and market.source.bad_rows[0].startswith(
+        f"{path}:4: dated 2062-03-03, after today"
+    )
+
+
 STALE_EX_DATE = """symbol,date,close,volume
 AAA,2021-03-01,10.00,100
 BBB,2021-03-01,4.00,500
