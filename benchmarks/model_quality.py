@@ -159,19 +159,21 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
     (its type column, else the inference: market/instruments.py) and, with `names`, each
     row's `name` (None where the file gives none: load_market reads reused tickers from them)."""
     from ingest.importers.actions import price_files
+    from ingest.importers.files import read_known
     from ingest.importers.formats import (
         Bad,
         is_index_row,
-        read_ohlcv,
         readable,
         repeated_days,
         row_instrument_type,
         second_rows,
     )
+    from market.clock import exchange_date, utc_now
     from market.instruments import is_ordinary
 
     files = price_files(path)  # a corporate-actions file beside the prices is not prices
-    read = [r for f in files for r in read_ohlcv(f)]
+    today = exchange_date(utc_now())  # a row dated after it is a bad row, as the importer and the replay read it
+    read = [r for f in files for r in read_known("ohlcv", f, today)]
     bad = [str(r) for r in read if isinstance(r, Bad)]
     rows = [r for r in readable(path, read) if not is_index_row(r)]
     copies = repeated_days(rows)

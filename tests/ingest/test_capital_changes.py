@@ -256,6 +256,17 @@ def test_files_without_a_readable_row_are_one_line_in_the_benchmarks(
         quality.load_market(tmp_path, nse)
 
 
+def test_the_benchmarks_loader_leaves_out_a_row_dated_after_today(tmp_path: Path, quality: ModuleType, capsys) -> None:
+    """An adversarial run: a typo's year (2062 for 2026) in another market's file was a day
+    of the frame the backtest and model_quality read, where the importer and the replay
+    refuse it as a bad row. The importer's rule (`files.read_known`)."""
+    path = tmp_path / "prices.csv"
+    path.write_text("symbol,date,close,volume\nAAA,2021-03-01,10.00,100\nAAA,2062-03-02,10.50,100\n")
+    prices = quality.load_ohlcv(path)
+    assert list(prices["date"]) == [date(2021, 3, 1)]
+    assert f"left out: 1 bad rows (first: {path}:3: dated 2062-03-02, after today" in capsys.readouterr().out
+
+
 def test_a_file_named_as_the_actions_that_is_not_one_refuses_the_import_and_stores_nothing(
     tmp_path: Path, settings, quality: ModuleType
 ) -> None:
