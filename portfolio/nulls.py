@@ -519,7 +519,7 @@ def beside_live(
     replayed on the validation record and its live days alike, as the portfolio traded
     them), and, over two days or more but fewer than SHORT_SPAN, that a short span says little
     (under two days there are no statistics to call weak: the note already says so), and under
-    a year of returns why the excess annual returns are null (`under_a_year` over the record's
+    a year of returns that no excess annual return is given (`under_a_year` over the record's
     first and last days, `span`: `statistics` annualises nothing over less than a year)."""
     parts = [record.note] if record.note else []
     replayed = record.model_total_return
@@ -538,7 +538,7 @@ def beside_live(
     why = under_a_year(record.days, *(span or (None, None)))
     if MIN_NULL_DAYS <= record.days and why:
         parts.append(
-            f"{why[0].upper()}{why[1:]}, so the excess annual returns are null; model_total_return is the replayed "
-            "model book's return over these days."
+            f"{why[0].upper()}{why[1:]}, so no excess annual return is given; the replayed model book's total "
+            "return is its return over these days."
         )
     return replace(record, note=" ".join(parts) or None)

@@ -389,8 +389,9 @@ class TrackRecord:
         default=None,
     )
     note: str | None = described(
-        "Plain words when `mostly_cash` is true, and under a year of returns why the figures a year are null "
-        "(total_return is the return over the days); else null.",
+        "Plain words, naming no field (the reports print them): that the book held cash when `mostly_cash` is "
+        "true, and under a year of returns why no figure a year is given and that the total return is the return "
+        "over the days; else null.",
         default=None,
     )
     reason: str | None = described(
@@ -506,8 +507,8 @@ def _not_annualised(why: str | None) -> str | None:
     if why is None:
         return None
     return (
-        f"{why}, so the annual return, Calmar, annual turnover and costs a year are null, and so are each "
-        "benchmark's annual return, excess annual return and alpha; total_return is the return over these days."
+        f"{why}, so no annual return, Calmar, annual turnover or yearly cost share is given, nor any benchmark's "
+        "annual return, excess annual return or alpha; the total return is the return over these days."
     )
 
 
@@ -614,7 +615,7 @@ def _benchmark_not_annualised(why: str | None) -> str | None:
     if why is None:
         return None
     return (
-        f"{why}, so the annual return, excess annual return and alpha are null; total_return is the benchmark's "
+        f"{why}, so no annual return, excess annual return or alpha is given; the total return is the benchmark's "
         "return over these days, beside the record's."
     )
 

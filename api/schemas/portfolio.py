@@ -624,7 +624,7 @@ class TrackRecord(ApiModel):
                     "beta": 0.12,
                     "alpha": None,
                     "note": "60 days of returns, under a year (250): a return over less than a year is not annualised "
-                    "(GIPS), so the annual return, excess annual return and alpha are null; total_return is the "
+                    "(GIPS), so no annual return, excess annual return or alpha is given; the total return is the "
                     "benchmark's return over these days, beside the record's.",
                 }
             },
@@ -633,8 +633,8 @@ class TrackRecord(ApiModel):
             "average_exposure": 0.62,
             "mostly_cash": False,
             "note": "60 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), "
-            "so the annual return, Calmar, annual turnover and costs a year are null, and so are each benchmark's "
-            "annual return, excess annual return and alpha; total_return is the return over these days.",
+            "so no annual return, Calmar, annual turnover or yearly cost share is given, nor any benchmark's annual "
+            "return, excess annual return or alpha; the total return is the return over these days.",
             "reason": None,
         }
     )

@@ -86,7 +86,7 @@ def test_a_few_days_record_annualises_no_return_and_says_why_over_rest_and_graph
     assert rest["annual_return"] is None and rest["calmar"] is None and rest["annual_turnover"] is None
     assert rest["costs"]["share_of_equity_per_year"] is None and rest["costs"]["total"] is not None
     assert "under a year (250): a return over less than a year is not annualised (GIPS)" in rest["note"]
-    assert rest["note"].endswith("total_return is the return over these days.")
+    assert rest["note"].endswith("the total return is the return over these days.")
     assert rest["sharpe"] is not None and rest["annual_volatility"] is not None, "not compounded: kept"
     for name in BENCHMARKS:
         against = rest["benchmarks"][name]

@@ -64,9 +64,9 @@ def test_under_a_year_no_return_is_annualised_and_the_note_says_why() -> None:
     two = statistics(pd.Series([0.005, 0.00498], index=DAYS[:2]), {"b": pd.Series([0.0, 0.0], index=DAYS[:2])})
     assert two.total_return == pytest.approx(0.01, abs=1e-4) and two.annual_return is None and two.calmar is None
     assert two.note == (
-        "2 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so the "
-        "annual return, Calmar, annual turnover and costs a year are null, and so are each benchmark's annual "
-        "return, excess annual return and alpha; total_return is the return over these days."
+        "2 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so no "
+        "annual return, Calmar, annual turnover or yearly cost share is given, nor any benchmark's annual return, "
+        "excess annual return or alpha; the total return is the return over these days."
     )
     assert two.benchmarks["b"].excess_annual_return is None and two.benchmarks["b"].annual_return is None
     assert two.benchmarks["b"].total_return == 0.0
@@ -80,8 +80,8 @@ def test_under_a_year_no_return_is_annualised_and_the_note_says_why() -> None:
     assert (against.annual_return, against.excess_annual_return, against.alpha) == (None, None, None)
     assert against.beta is not None and against.tracking_error is not None and against.information_ratio is not None
     assert against.note == (
-        "249 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so the "
-        "annual return, excess annual return and alpha are null; total_return is the benchmark's return over "
+        "249 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so no "
+        "annual return, excess annual return or alpha is given; the total return is the benchmark's return over "
         "these days, beside the record's."
     )
     assert within.sharpe is not None and within.sortino is not None and within.annual_volatility is not None

@@ -64,7 +64,10 @@ def test_with_a_planted_signal_the_model_book_ranks_above_them(tmp_path: Path) -
     # 30 days are under a year: no excess return a year, here or in the families (portfolio/track_record.py)
     assert against.excess_annual_return is None and nulls.model_excess_annual_return is None
     assert fixed.excess_annual_return.mean is None and fixed.excess_annual_return.highest is None
-    assert "30 days of returns, under a year (250): a return over less than a year is not annualised" in nulls.note
+    assert (
+        "30 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so no "
+        "excess annual return is given; the replayed model book's total return is its return over these days."
+    ) in nulls.note
     # the live record of these days held cash: the note sets the replayed book beside it
     replayed = nulls.model_total_return
     assert (

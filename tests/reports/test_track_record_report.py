@@ -72,4 +72,4 @@ def test_an_all_cash_ai_portfolio_says_its_ratios_describe_cash_in_the_briefing_
     assert "0 fills" in line and "average exposure 0.0% of equity" in line
     assert "information ratio" not in line.split(". The book held cash")[0]
     assert "describe holding cash, not skill." in line and "turnover a year n/a (under a year of returns)" in line
-    assert line.endswith("total_return is the return over these days.")  # four days: nothing annualised
+    assert line.endswith("the total return is the return over these days.")  # four days: nothing annualised
