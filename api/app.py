@@ -12,7 +12,7 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict
 
 from api.docs_pages import install_docs
-from api.edge import Edge
+from api.edge import OPEN_PATHS, Edge
 from api.graphql.schema import graphql_router
 from api.openapi import install_openapi
 from api.problems import install_problem_handlers
@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None, now: Callable[[], datetime] | N
     app.router.route_class = HeadAsGet  # the app's own routes (/healthz) answer HEAD; the routers' are KeyCheckedRoute
     app.state.settings = settings
     app.state.services = build_services(settings, now)
-    install_problem_handlers(app)
+    install_problem_handlers(app, OPEN_PATHS)
     for router in (
         market.router,
         ai.router,

@@ -8,6 +8,7 @@ problem means and what to do about it (PROBLEM_TYPES below is the one table behi
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import uuid
@@ -22,8 +23,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Match
+from starlette.types import Receive, Scope, Send
 
-from api.security import api_key_header_name, refund, refunded_refusal
+from api.security import api_key_header_name, check_key, refund, refunded_refusal
 from api.services import ClientGone
 from api.uploads import unreadable_form
 from market import errors
@@ -216,8 +218,12 @@ async def _domain(request: Request, exc: errors.MarketIntelError) -> JSONRespons
     return problem_for(request, exc)
 
 
-def install_problem_handlers(app: FastAPI) -> None:
+def install_problem_handlers(app: FastAPI, open_paths: tuple[str, ...]) -> None:
+    """The problem answers, and the one for a path no route serves (`_unrouted`) in place of
+    Starlette's redirect of a path with its trailing slash toggled."""
     app.exception_handler(errors.MarketIntelError)(_domain)
+    app.router.redirect_slashes = False
+    app.router.default = functools.partial(_unrouted, app, open_paths)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -268,6 +274,37 @@ def install_problem_handlers(app: FastAPI) -> None:
             f"<h1>Problem types</h1><p>Every error is RFC 9457 application/problem+json; its "
             f"<code>type</code> links here.</p><ul>{rows}</ul></html>"
         )
+
+
+async def _unrouted(app: FastAPI, open_paths: tuple[str, ...], scope: Scope, receive: Receive, send: Send) -> None:
+    """A path no route serves, a route's path with a trailing slash among them: 404, after
+    the key check every request off the open paths passes (401 without a valid key, 429
+    past the limit, counted either way), and naming the route's path when there is one.
+    Never Starlette's 307 to the path without the slash: its absolute Location is built
+    from the scheme the request arrived with (http:// behind a proxy that does not say
+    https), and clients that follow redirects resend X-API-Key to it. A WebSocket is
+    refused at its handshake, as Starlette refuses it."""
+    if scope["type"] != "http":
+        await app.router.not_found(scope, receive, send)
+        return
+    request = Request(scope, receive)
+    path = scope["path"]
+    meant = path.rstrip("/") or "/"
+    if meant != path and not _served(app, {**scope, "path": meant}):
+        meant = path
+    if meant not in open_paths:
+        await check_key(request, request.headers.get(api_key_header_name))
+    detail = f"no endpoint at {path[:200]}; " + (
+        f"did you mean {meant[:200]} (without the trailing slash)?"
+        if meant != path
+        else "the endpoints are listed at /docs"
+    )
+    raise StarletteHTTPException(404, detail)
+
+
+def _served(app: FastAPI, scope: Scope) -> bool:
+    """Whether some route serves `scope`'s path, whatever the method."""
+    return any(route.matches(scope)[0] is not Match.NONE for route in app.router.routes)
 
 
 def _allowed_methods(app: FastAPI, request: Request) -> str:
