@@ -73,8 +73,8 @@ def price_panel(conn: Connection, day: date, since: date | None = None) -> pd.Da
     where = [c.trading_date <= day] + ([c.trading_date >= since] if since else [])
     frame = current_frame(conn, tables.eod_prices, BAR_COLUMNS, where=where).rename(columns={"trading_date": "date"})
     types = instrument_types(conn)
-    ordinary = {symbol: is_ordinary(kind) for symbol, kind in types.items()}
-    frame["ordinary"] = frame["symbol"].map(ordinary).fillna(True).astype(bool)  # undescribed: counts as one
+    other = [symbol for symbol, kind in types.items() if not is_ordinary(kind)]
+    frame["ordinary"] = ~frame["symbol"].isin(other)  # undescribed: counts as one
     splits = stored_splits(conn, day)
     return split_adjusted(joined(frame, splits, day, "date"), followed(splits, day))
 
