@@ -178,6 +178,13 @@ class CorporateAction:
     where: str  # file:line
     new_symbol: str | None = None  # a rename's
     listed: str | None = None  # the file's symbol, where the action is on another's series
+    # a split's first row on the new count, where its ex-date's rows are untraded at the old close
+    applied_from: date | None = None
+
+    @property
+    def effective(self) -> date:
+        """The day the action is applied from: `applied_from` (`on_new_count_actions`), or its ex-date."""
+        return self.applied_from or self.ex_date
 
     def split_factor(self, last_close: float | None) -> float | None:
         """The factor applied: a rights issue's by the last close before the ex-date (None
@@ -415,6 +422,7 @@ class CapitalChanges:
     bad_rows: tuple[str, ...] = ()
     repeated: tuple[str, ...] = ()  # rows that repeat an earlier one on the joined series, counted once
     warnings: tuple[str, ...] = ()
+    moved: tuple[str, ...] = ()  # splits applied from a later row than their ex-date (`on_new_count_actions`)
     limit: float | None = None
     limit_from: str = LIMIT_SETTING  # how the caller's user states the limit, named when none is
     explained: int = 0
@@ -446,6 +454,7 @@ class CapitalChanges:
             + (f", {len(self.renames.kept)} stored as RENAME actions (no row moved)" if self.renames.kept else "")
         ]
         out += self.renames.lines()
+        out += [f"applied later: {m}" for m in self.moved]
         out += [h.line() for h in self.handovers]
         out += [f"bad row: {b}" for b in self.bad_rows] + [f"repeated row: {r}" for r in self.repeated]
         out += [f"warning: {w}" for w in self.warnings]
@@ -495,11 +504,26 @@ def previous_closes(stored: Stored, prices: pd.DataFrame, filed: set[tuple[str, 
 def _with_previous(prices: pd.DataFrame, stored: Stored | None, actions: list[CorporateAction]) -> pd.DataFrame:
     """`prices` with each name's previous stored close before its first row (`previous_closes`),
     those rows marked in the STORED column."""
-    filed = {(a.symbol, a.ex_date) for a in actions if a.kind not in ("DELISTING", RENAME)}
+    filed = {(a.symbol, a.effective) for a in actions if a.kind not in ("DELISTING", RENAME)}
     parts = [prices.assign(**{STORED: False})]
     if stored is not None and not prices.empty and not stored.rows.empty:
         parts.insert(0, previous_closes(stored, prices, filed).assign(**{STORED: True}))
     return pd.concat([p for p in parts if not p.empty] or parts, ignore_index=True)
+
+
+def _with_stored(prices: pd.DataFrame, stored: Stored | None) -> pd.DataFrame:
+    """`prices` (symbol, date, close, volume) and the `stored` rows the files gave (not the
+    importer's no-trade rows of a gap, `filled`, which are the ex-date's count) of days they
+    lack: the series a split's first row on the new count is looked for in
+    (`on_new_count_actions`), so a follow-up import finds the one the first import found."""
+    if stored is None or stored.rows.empty or "volume" not in prices.columns:
+        return prices
+    given = stored.rows[~stored.rows["filled"].astype(bool)] if "filled" in stored.rows else stored.rows
+    rows = given.reindex(columns=["symbol", "date", "close", "volume"])
+    kept = ~pd.MultiIndex.from_frame(rows[["symbol", "date"]]).isin(
+        pd.MultiIndex.from_frame(prices[["symbol", "date"]])
+    )
+    return pd.concat([rows[kept], prices[["symbol", "date", "close", "volume"]]], ignore_index=True)
 
 
 def capital_changes(
@@ -527,9 +551,11 @@ def capital_changes(
     read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
     joined = on_joined_series(prices, read, after_sessions, stored)
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
-    checked = _with_previous(prices, stored, actions)
+    counted = on_new_count_actions(_with_stored(prices, stored), actions)
+    actions = counted.actions
+    checked = _with_previous(prices, stored, counted.applicable)
     sessions = stored.sessions if stored is not None else frozenset()
-    splits, warnings = file_splits(checked, actions)
+    splits, warnings = file_splits(checked, counted.applicable)
     adjusted = split_adjusted(checked, splits)
     raw = limit_moves(checked, limit, sessions) if limit is not None else []
     beyond = limit_moves(adjusted, limit, sessions) if limit is not None else []
@@ -547,7 +573,8 @@ def capital_changes(
         implied=implied,
         bad_rows=tuple(bad),
         repeated=joined.repeated,
-        warnings=(*renames.warnings, *warnings, *overlaid),
+        warnings=(*renames.warnings, *counted.waiting(), *warnings, *overlaid),
+        moved=tuple(counted.moved),
         limit=limit,
         limit_from=limit_from,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
@@ -586,8 +613,8 @@ def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[l
         if action.kind in ("DELISTING", RENAME):
             continue
         bars = closes.get(action.symbol)
-        before = bars[bars["date"] < action.ex_date] if bars is not None else None
-        after = bars[bars["date"] >= action.ex_date] if bars is not None else None
+        before = bars[bars["date"] < action.effective] if bars is not None else None
+        after = bars[bars["date"] >= action.effective] if bars is not None else None
         last = float(before["close"].iloc[-1]) if before is not None and len(before) else None
         factor = action.split_factor(last)
         if factor is None:
@@ -611,7 +638,7 @@ def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[l
                 f"{action.where}: {action.text()}: does not explain the close ({last:g} -> {close:g}; "
                 f"{close * factor / last - 1:+.1%} on the new count)"
             )
-        key = (action.symbol, action.ex_date)
+        key = (action.symbol, action.effective)
         factors[key] = factors.get(key, 1.0) * factor
     return [Split(symbol, day, factor) for (symbol, day), factor in factors.items() if factor != 1.0], warnings
 
@@ -627,6 +654,74 @@ def on_new_count(previous: float | None, close: float, volume: float, factor: fl
     count's close (a file that lists an untraded name at its last close, unadjusted until
     its next trade) is not: the split takes effect on the name's first row on the new count."""
     return volume > 0 or previous is None or explains(previous, close, factor)
+
+
+@dataclass(frozen=True)
+class NewCount:
+    """The file's actions with each split on its name's first row on the new count
+    (`on_new_count_actions`): `moved`, a line for each one applied after its ex-date;
+    `pending`, those whose name has rows from the ex-date on but none on the new count yet
+    (not applied: the rows are untraded at the old close)."""
+
+    actions: list[CorporateAction]
+    moved: list[str]
+    pending: list[CorporateAction]
+
+    @property
+    def applicable(self) -> list[CorporateAction]:
+        return [a for a in self.actions if a not in self.pending]
+
+    def waiting(self) -> list[str]:
+        return [
+            f"{a.where}: {a.text()}: not applied yet: {a.symbol}'s rows from the ex-date are untraded at the old "
+            "close; import the actions file again with the name's first trade (its first row on the new count)"
+            for a in self.pending
+        ]
+
+
+def on_new_count_actions(prices: pd.DataFrame, actions: list[CorporateAction]) -> NewCount:
+    """`actions` with each split (bonus, rights, consolidation) applied from its name's first
+    row on or after its ex-date on the new count (`on_new_count`: `applied_from`). A file
+    that lists an untraded name at its last close carries the old count's close on the
+    ex-date until the name's next trade: applied on that row, a holder's doubled count was
+    valued at the old close and the history read +100% then -50%. Without a volume column
+    the ex-date stands."""
+    if "volume" not in prices.columns:
+        return NewCount(actions, [], [])
+    bars = {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close", "volume"]].groupby("symbol")}
+    out, lines, pending = [], [], []
+    for action in actions:
+        day = _first_on_new_count(bars.get(action.symbol), action)
+        moved = action if day == action.ex_date else replace(action, applied_from=day)
+        out.append(moved)
+        if day is None:
+            pending.append(moved)
+        elif day != action.ex_date:
+            lines.append(
+                f"{action.where}: {action.text()}: applied from {day.isoformat()}, {action.symbol}'s first row on "
+                "the new count (its rows from the ex-date are untraded at the old close)"
+            )
+    return NewCount(out, lines, pending)
+
+
+def _first_on_new_count(bars: pd.DataFrame | None, action: CorporateAction) -> date | None:
+    """The first day of `bars` (a name's rows by date) on or after the action's ex-date on
+    its new count (`on_new_count`): the ex-date where that is the first row from it on, or
+    for no split or no row from it on; None where every row from it on is on the old count."""
+    after = bars[bars["date"] >= action.ex_date] if bars is not None else None
+    if after is None or after.empty or action.kind in ("DELISTING", RENAME):
+        return action.ex_date
+    before = bars[bars["date"] < action.ex_date]
+    previous = float(before["close"].iloc[-1]) if len(before) else None
+    factor = action.split_factor(previous)
+    if factor is None or factor == 1.0:
+        return action.ex_date
+    for k, row in enumerate(after.itertuples(index=False)):
+        volume = float(row.volume) if pd.notna(row.volume) else math.inf  # unknown: read as a trade
+        if on_new_count(previous, float(row.close), volume, factor):
+            return row.date if k else action.ex_date  # a gap's days are the ex-date's (`untraded`)
+        previous = float(row.close)
+    return None
 
 
 def limit_moves(prices: pd.DataFrame, limit: float, sessions: frozenset[date] = frozenset()) -> list[LimitMove]:

@@ -349,7 +349,8 @@ def _renamed_symbols(capital: CapitalOptions, path: Path) -> set[str]:
 
 
 def stored_history(engine: Engine, symbols: set[str]) -> Stored:
-    """The store's price rows of `symbols` (symbol, date, close), each named by its stored
+    """The store's price rows of `symbols` (symbol, date, close, volume, and `filled`: a
+    no-trade row the importer stored for a day the files left out), each named by its stored
     instrument's name (None where that is the bare symbol, what the importer gives a name
     no file named: `Held.newer`), the store's sessions and the symbols' stored splits: what
     a reused ticker is looked for across (`renames.reused_tickers`), so files imported one
@@ -359,7 +360,10 @@ def stored_history(engine: Engine, symbols: set[str]) -> Stored:
     c = tables.eod_prices.c
     with engine.connect() as conn:
         rows = current_frame(
-            conn, tables.eod_prices, ["symbol", "trading_date", "close"], where=[c.symbol.in_(symbols)]
+            conn,
+            tables.eod_prices,
+            ["symbol", "trading_date", "close", "volume", "source"],
+            where=[c.symbol.in_(symbols)],
         )
         named = current_rows(
             conn, tables.instruments, where=[tables.instruments.c.symbol.in_(symbols)], columns=["symbol", "name"]
@@ -368,7 +372,8 @@ def stored_history(engine: Engine, symbols: set[str]) -> Stored:
         splits = tuple(stored_splits(conn, symbols=symbols))
     names = {r["symbol"]: r["name"] for r in named if r["name"] and r["name"] != r["symbol"]}
     frame = rows.rename(columns={"trading_date": "date"})
-    return Stored(frame.assign(name=frame["symbol"].map(names)), sessions, splits)
+    filled = frame.pop("source").str.endswith(f":{NOT_IN_FILE.lower()}")  # `_store_untraded`'s own rows
+    return Stored(frame.assign(name=frame["symbol"].map(names), filled=filled), sessions, splits)
 
 
 def row_currencies(items: Iterable[dict]) -> tuple[dict[str, set[str]], set[str]]:
@@ -624,7 +629,7 @@ def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:
     value per share as the amount)."""
     named: dict[tuple[str, date], list[str]] = {}
     for action in (a for a in changes.actions if a.kind != RENAME):
-        named.setdefault((action.symbol, action.ex_date), []).append(action.text())
+        named.setdefault((action.symbol, action.effective), []).append(action.text())
     implied = {(s.symbol, s.ex_date) for s in changes.implied}
     rows = [
         {

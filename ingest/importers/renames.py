@@ -168,7 +168,7 @@ def kept_line(rename: Rename) -> str:
 class Stored:
     """What a store holds that a reused ticker is looked for across (`reused_tickers`) and
     a follow-up import's first rows are checked against (`actions.previous_closes`): the
-    rows of the files' symbols (symbol, date, close, name: the stored instrument's name,
+    rows of the files' symbols (symbol, date, close, volume, filled, name: the stored instrument's name,
     None where it is only the symbol), the days with any row (its sessions) and the
     symbols' stored splits."""
 

@@ -458,3 +458,21 @@ def test_a_rights_issue_priced_at_or_above_the_close_changes_no_count(tmp_path: 
         "at or above the last close before the ex-date (50): no holder takes the rights up; not applied "
         "(no adjustment)"
     ) in report.capital_changes
+
+
+def test_the_benchmarks_loader_applies_a_split_from_the_first_row_on_the_new_count(
+    tmp_path: Path, quality: ModuleType
+) -> None:
+    """The benchmarks read a split whose ex-date row is untraded at the old close (volume 0)
+    as the importer does: from the name's first row on the new count, so the model's history
+    reads no +100% then -50%."""
+    (tmp_path / "prices.csv").write_text(
+        "symbol,date,close,volume\n"
+        "BBB,2021-03-01,4.00,500\nBBB,2021-03-02,4.10,500\nBBB,2021-03-03,4.10,0\n"
+        "BBB,2021-03-04,2.06,800\nBBB,2021-03-05,2.08,800\n"
+    )
+    (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n")
+    prices, report = quality.load_market(tmp_path, nse=False)
+    assert [(s.ex_date, s.factor) for s in report.applied] == [(date(2021, 3, 4), 2.0)]
+    assert report.warnings == () and report.unexplained == ()
+    assert returns(prices, "BBB").abs().max() < 0.05

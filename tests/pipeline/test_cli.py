@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -398,3 +399,78 @@ def test_report_refuses_an_empty_out(settings: Settings) -> None:
     assert (result.returncode, result.stdout) == (1, ""), result.stdout
     assert result.stderr == "error: --out must name the PDF file to write, not ''\n"
     assert not settings.reports_dir.exists() or list(settings.reports_dir.iterdir()) == []
+
+
+STALE_EX_DATE = """symbol,date,close,volume
+AAA,2021-03-01,10.00,100
+BBB,2021-03-01,4.00,500
+AAA,2021-03-02,10.10,100
+BBB,2021-03-02,4.10,500
+AAA,2021-03-03,10.20,100
+BBB,2021-03-03,4.10,0
+AAA,2021-03-04,10.30,100
+BBB,2021-03-04,2.06,800
+AAA,2021-03-05,10.40,100
+BBB,2021-03-05,2.08,800
+"""
+
+
+def test_import_applies_a_split_from_the_first_row_on_the_new_count(settings: Settings, tmp_path: Path) -> None:
+    """An adversarial run: a file that lists an untraded name at its last close (volume 0)
+    carries the old count's close on a split's ex-date. Stored on that row, a holder of 100
+    shares was valued at 200 x 4.10 on it, and the history read +100% then -50%. The split
+    is applied from BBB's first row on the new count (its trade on 03-04), and said so."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from store.panels import price_panel
+    from store.splits import factor_between, stored_splits
+
+    (tmp_path / "prices.csv").write_text(STALE_EX_DATE)
+    (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n")
+    result = cli("import", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "applied from 2021-03-04, BBB's first row on the new count" in result.stdout, result.stdout
+    assert "does not explain" not in result.stdout and "beyond T0's band" in result.stdout
+    assert "a session that no action explains: 0 " in result.stdout
+    with service_engine(settings).connect() as conn:
+        splits = stored_splits(conn)
+        stored = {
+            r["trading_date"]: float(r["close"]) for r in current_rows(conn, tables.eod_prices) if r["symbol"] == "BBB"
+        }
+        panel = price_panel(conn, date(2021, 3, 5))
+    held = {d: 100 * factor_between(splits, "BBB", date(2021, 3, 2), d) * close for d, close in stored.items()}
+    assert held[date(2021, 3, 3)] == pytest.approx(410.0)  # untraded at the old close: the old count's 100
+    assert held[date(2021, 3, 4)] == pytest.approx(412.0)  # 200 at the new count's 2.06
+    history = panel[panel["symbol"] == "BBB"].sort_values("date").set_index("date")["close"].astype(float)
+    assert history.pct_change().abs().max() < 0.05  # no +100% then -50%
+
+
+def test_follow_up_imports_store_one_split_on_the_first_row_on_the_new_count(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The nightly files one after another: the ex-date's file (BBB untraded at the old
+    close of the stored day before) applies no split yet and says so, the next day's (its
+    first trade) applies it from that trade, and that file sent again stores no second
+    split and warns of nothing."""
+    from store.engine import service_engine
+    from store.splits import stored_splits
+
+    rows = STALE_EX_DATE.splitlines()
+    for name, days in (("before", rows[1:5]), ("ex_date", rows[5:7]), ("trade", rows[7:])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "prices.csv").write_text("\n".join([rows[0], *days]) + "\n")
+        if name != "before":
+            (tmp_path / name / "corporate_actions.csv").write_text(
+                "symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n"
+            )
+    assert cli("import", str(tmp_path / "before")).returncode == 0
+    ex_date = cli("import", str(tmp_path / "ex_date"))
+    assert "BBB 2021-03-03 split 2 for 1: not applied yet" in ex_date.stdout, ex_date.stdout
+    for _ in range(2):
+        trade = cli("import", str(tmp_path / "trade"))
+        assert trade.returncode == 0, trade.stderr
+        assert "applied from 2021-03-04" in trade.stdout and "warning" not in trade.stdout, trade.stdout
+        assert "a session that no action explains: 0 " in trade.stdout
+    with service_engine(settings).connect() as conn:
+        assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 4), 2.0)]
