@@ -551,7 +551,8 @@ def capital_changes(
     read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
     joined = on_joined_series(prices, read, after_sessions, stored)
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
-    counted = on_new_count_actions(_with_stored(prices, stored), actions)
+    held = frozenset((s.symbol, s.ex_date) for s in stored.splits) if stored is not None else frozenset()
+    counted = on_new_count_actions(_with_stored(prices, stored), actions, held)
     actions = counted.actions
     checked = _with_previous(prices, stored, counted.applicable)
     sessions = stored.sessions if stored is not None else frozenset()
@@ -679,19 +680,23 @@ class NewCount:
         ]
 
 
-def on_new_count_actions(prices: pd.DataFrame, actions: list[CorporateAction]) -> NewCount:
+def on_new_count_actions(
+    prices: pd.DataFrame, actions: list[CorporateAction], held: frozenset[tuple[str, date]] = frozenset()
+) -> NewCount:
     """`actions` with each split (bonus, rights, consolidation) applied from its name's first
     row on or after its ex-date on the new count (`on_new_count`: `applied_from`). A file
     that lists an untraded name at its last close carries the old count's close on the
     ex-date until the name's next trade: applied on that row, a holder's doubled count was
-    valued at the old close and the history read +100% then -50%. Without a volume column
-    the ex-date stands."""
+    valued at the old close and the history read +100% then -50%. Without a volume column,
+    or where the store `held` the split on its ex-date already (an earlier import: moved, it
+    was stored twice), the ex-date stands."""
     if "volume" not in prices.columns:
         return NewCount(actions, [], [])
     bars = {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close", "volume"]].groupby("symbol")}
     out, lines, pending = [], [], []
     for action in actions:
         day = _first_on_new_count(bars.get(action.symbol), action)
+        day = action.ex_date if (action.symbol, action.ex_date) in held else day
         moved = action if day == action.ex_date else replace(action, applied_from=day)
         out.append(moved)
         if day is None:

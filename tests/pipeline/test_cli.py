@@ -474,3 +474,24 @@ def test_follow_up_imports_store_one_split_on_the_first_row_on_the_new_count(
         assert "a session that no action explains: 0 " in trade.stdout
     with service_engine(settings).connect() as conn:
         assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 4), 2.0)]
+
+
+def test_a_split_stored_on_its_ex_date_before_its_rows_is_not_stored_again(settings: Settings, tmp_path: Path) -> None:
+    """The actions file imported ahead of the ex-date (no row of BBB on or after it: the
+    split is stored on its ex-date), then the files from the ex-date on with it: the later
+    import leaves the stored split where it is rather than storing a second one from BBB's
+    first row on the new count (a holder's 100 shares would have become 400)."""
+    from store.engine import service_engine
+    from store.splits import stored_splits
+
+    rows = STALE_EX_DATE.splitlines()
+    for name, days in (("ahead", rows[1:5]), ("after", rows[5:])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "prices.csv").write_text("\n".join([rows[0], *days]) + "\n")
+        (tmp_path / name / "corporate_actions.csv").write_text(
+            "symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n"
+        )
+    assert cli("import", str(tmp_path / "ahead")).returncode == 0
+    assert cli("import", str(tmp_path / "after")).returncode == 0
+    with service_engine(settings).connect() as conn:
+        assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 3), 2.0)]
