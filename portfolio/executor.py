@@ -35,7 +35,7 @@ from market.costs import MONEY, CostBreakdown, FeeSchedule, FillJson, affordable
 from market.money import Fraction, Money, Price
 from market.plain import JsonValue
 from models.reasons import ServedReasons
-from portfolio.rails import EntryCheckJson, ExitStateJson, MarketDay, booked_whole, exit_state
+from portfolio.rails import EntryCheckJson, ExitState, ExitStateJson, MarketDay, booked_whole, exit_state
 from store.splits import Split, factor_between, renamed_on
 
 CENT = MONEY
@@ -313,6 +313,20 @@ class PlanTerms:
         return None if self.booking is None else self.booking(symbol, price)
 
 
+def _sellable(plan: DayPlan, day: MarketDay, state: ExitState, quantity: int, terms: PlanTerms) -> tuple[int, int]:
+    """Of `quantity`, what the exit rail lets go today (`railed`: all of it with
+    `terms.rails` False) and what of that is booked (`terms.booked`); a sell the rail blocks
+    or cuts is counted on `plan`."""
+    railed = min(quantity, state.sellable_today) if terms.rails else quantity
+    sellable = terms.booked(day, railed)
+    if terms.rails and sellable < quantity:
+        if sellable == 0:
+            plan.blocked_by_rails += 1
+        else:
+            plan.cut_by_rails += 1
+    return railed, sellable
+
+
 def plan_exit(
     plan: DayPlan,
     signal: Signal,
@@ -336,13 +350,7 @@ def plan_exit(
     position = quantity if held is None else max(held, quantity)
     state = exit_state(day, position)
     plan.would_trade += 1
-    railed = min(quantity, state.sellable_today) if rails else quantity
-    sellable = terms.booked(day, railed)
-    if rails and sellable < quantity:
-        if sellable == 0:
-            plan.blocked_by_rails += 1
-        else:
-            plan.cut_by_rails += 1
+    railed, sellable = _sellable(plan, day, state, quantity, terms)
     if reason is None:
         reason = "turned AVOID: " + signal.reason if signal.reason else "turned AVOID"
     if sellable <= 0:

@@ -279,12 +279,7 @@ def import_path(
     copies, changes = first.copies, first.changes
     report.currency_stated = stated_currency(first.currencies, currency, first.unstated)
     report.currency = report.currency_stated or source_currency(fmt, currency)
-    delistings: dict[str, date] = {}
-    for action in changes.settlements:
-        delistings[action.symbol] = max(action.ex_date, delistings.get(action.symbol, action.ex_date))
-    for rename in changes.renames.kept:  # on a running store the old symbol stops trading at the ex-date
-        delistings[rename.old] = max(rename.ex_date, delistings.get(rename.old, rename.ex_date))
-    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, delistings, capital.delist_after)
+    rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, _stopped(changes), capital.delist_after)
     if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
         report.bad_rows = [
             str(item) for file in files for item in read_known(fmt, file, today) if isinstance(item, Bad)
@@ -308,6 +303,16 @@ def import_path(
         _store_untraded(conn, rows, report)
     report.capital_changes = changes.lines()
     return report
+
+
+def _stopped(changes: CapitalChanges) -> dict[str, date]:
+    """By symbol, the latest day its capital changes stop it: a settlement's ex-date, and a
+    rename's for the old symbol (on a running store it stops trading at the ex-date)."""
+    stops = [(a.symbol, a.ex_date) for a in changes.settlements] + [(r.old, r.ex_date) for r in changes.renames.kept]
+    delistings: dict[str, date] = {}
+    for symbol, ex_date in stops:
+        delistings[symbol] = max(ex_date, delistings.get(symbol, ex_date))
+    return delistings
 
 
 @dataclass(frozen=True)
