@@ -34,9 +34,9 @@ listing, confirming and rejecting apply the same rule at their own moment.
 
 Confirm re-checks, under the portfolio's lock, at that moment: the suggestion is still
 pending and unexpired; a buy still passes the entry gates with the resulting position and
-is affordable with fees; a sell is still held, sellable under the exit rail and no more than
-one session fills (`rails.booked_whole`, the cap every suggestion is planned within: the
-rails read the latest priced day on D's count); the limit price is still within the price band of
+is affordable with fees; a sell is still held and sellable under the exit rail; either is no
+more than one session fills (`rails.booked_whole`, the cap every suggestion is planned within:
+the rails read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
 close stored after T2 planned is refused, not booked); D's share count and the dividends
 going ex by D are those the plan read (`_count_moved`, `_dividend_moved`).
@@ -74,7 +74,7 @@ from portfolio.book import BookDay, Mandate, Outlook, plan_book
 from portfolio.executor import PriceRule, Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, reference_market
-from portfolio.rails import booked_whole, check_entry, exit_state
+from portfolio.rails import MarketDay, booked_whole, check_entry, exit_state
 from portfolio.trading import within_band
 from store import tables
 from store.history import append_history, current_rows
@@ -574,6 +574,28 @@ def _decide(
         return answered(suggestion.decided("CONFIRMED", trade_id), respond)
 
 
+def _rails(day: MarketDay, suggestion: Suggestion, held: int) -> None:
+    """TradeRejected when the rails, on the latest priced session `day` (on the trading
+    date's count), refuse the suggestion now: a buy that no longer passes the entry gates
+    with the `held` shares, a sell past what the exit rail sells now, and either side past
+    what one session fills (`rails.booked_whole`, the cap the plan sized it within: a
+    confirmation books the whole quantity at the limit). A sell of more than is held is left
+    to the ledger's one message."""
+    symbol, quantity = suggestion.symbol, int(suggestion.quantity)
+    if suggestion.side == "BUY":
+        check = check_entry(day, held + quantity)
+        if not check.passed:
+            raise TradeRejected(f"{symbol} no longer passes the entry gates: {', '.join(check.failed)}")
+    elif quantity > held:
+        return
+    elif quantity > (sellable := exit_state(day, held)).sellable_today:
+        raise TradeRejected(
+            f"the exit rail allows selling {sellable.sellable_today} {symbol} now ({', '.join(sellable.flags)})"
+        )
+    if quantity > (fills := booked_whole(day, quantity)):
+        raise TradeRejected(f"one session fills at most {fills} {symbol} (25% of its {day.volume:,} shares)")
+
+
 def _execute(
     conn: Connection, settings: Settings, calendar: TradingCalendar, suggestion: Suggestion, now: datetime
 ) -> str:
@@ -593,21 +615,7 @@ def _execute(
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
     held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)
-    held_quantity = held.quantity if held else 0
-    if suggestion.side == "BUY":
-        check = check_entry(day, held_quantity + quantity)
-        if not check.passed:
-            raise TradeRejected(f"{symbol} no longer passes the entry gates: {', '.join(check.failed)}")
-    elif quantity <= held_quantity:  # more than is held: the ledger refuses it with its one message
-        state = exit_state(day, held_quantity)
-        if quantity > state.sellable_today:
-            raise TradeRejected(
-                f"the exit rail allows selling {state.sellable_today} {symbol} now ({', '.join(state.flags)})"
-            )
-        if quantity > booked_whole(day, quantity):
-            raise TradeRejected(
-                f"one session fills at most {booked_whole(day, quantity)} {symbol} (25% of its {day.volume:,} shares)"
-            )
+    _rails(day, suggestion, held.quantity if held else 0)
     _count_moved(conn, suggestion)
     _dividend_moved(conn, suggestion)
     price = Decimal(suggestion.limit_price)

@@ -462,3 +462,40 @@ def test_a_sell_confirmed_on_a_thinner_reference_session_is_refused_past_its_fil
     with pytest.raises(TradeRejected, match="one session fills at most 250 LIQ"):
         suggestions.confirm(engine, settings, CALENDAR, acme, sell.suggestion_id, now=MORNING)
     assert _events(engine, sell.suggestion_id) == ["PENDING"]
+
+
+def _thin_buy(settings: Settings) -> tuple:
+    """A buy of LIQ planned on a thin scored session (2,000 shares against an ADV_20 of
+    40,000): the engine, the portfolio and its one pending buy suggestion, of the 500
+    shares one session fills."""
+    from tests.portfolio.seed import days_up_to
+
+    engine = service_engine(settings)
+    seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000, "today_volume": 2_000, "bid": 49.9, "ask": 50.1}})
+    swings = [
+        price_row("LIQ", d, 49.0 if i % 2 else 51.0, 40_000, None, None) for i, d in enumerate(days_up_to(DAY, 25))
+    ]
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, swings[:-1])
+    seed_predictions(engine, DAY, {"LIQ": {"score": 80.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}})
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "1000000", now=MORNING)
+    run_stage("t2_suggestions", MONDAY, settings=settings)
+    (buy,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert (buy.side, buy.quantity) == ("BUY", 500)
+    return engine, acme, buy
+
+
+def test_a_buy_confirmed_on_a_thinner_reference_session_is_refused_past_its_fill(settings: Settings) -> None:
+    """A buy's confirmation re-checks the one-session cap as a sell's does: a close of 1,000
+    shares stored since T2 planned 500 lets one session fill 250, so the client is not
+    booked 500 shares at a limit the market was not expected to fill; nothing is booked and
+    the cash stays."""
+    engine, acme, buy = _thin_buy(settings)
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("LIQ", MONDAY, 50.0, 1_000, 49.9, 50.1)])
+    with pytest.raises(TradeRejected, match="one session fills at most 250 LIQ"):
+        suggestions.confirm(engine, settings, CALENDAR, acme, buy.suggestion_id, now=MORNING)
+    assert _events(engine, buy.suggestion_id) == ["PENDING"]
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("1000000")
