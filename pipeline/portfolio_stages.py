@@ -80,20 +80,31 @@ EXECUTE = Stage(
 
 def refuse_unexecuted_session(ctx: StageContext) -> None:
     """T2 for D plans from the previous session's signals, once T1 has closed it: refused
-    (NotReadyError, before anything is written) while the AI book, which executed a day
-    before, has not executed D's previous trading day (T1 for it has not run or not
-    finished). A store the book never executed (T2 reading the validation record) passes."""
+    (NotReadyError, before anything is written) while the record T2 reads
+    (`suggestions.record_before`) has not scored D's previous trading day, whatever the AI
+    book's history (a store whose book never executed planned from older signals), or the
+    AI book, which executed a day before, has not executed it (T1 for it has not run or not
+    finished). A store with nothing scored before D is left to T2's own refusal."""
+    from portfolio.ai import record_name
     from portfolio.ledger import AI_PORTFOLIO, latest_executed_day
+    from portfolio.suggestions import latest_scored_day, record_before
 
-    previous = ctx.calendar.previous_trading_day(ctx.trading_date)
+    day = ctx.trading_date
+    previous = ctx.calendar.previous_trading_day(day)
     with ctx.engine.connect() as conn:
+        record = record_before(conn, day)
+        scored = latest_scored_day(conn, day, record)
         latest = latest_executed_day(conn, AI_PORTFOLIO)
     if latest is not None and latest < previous:
-        raise NotReadyError(
-            f"T2 for {ctx.trading_date.isoformat()} waits for T1 of {previous.isoformat()}: the AI book has not "
-            f"executed it (its latest executed day is {latest.isoformat()}), and T2 plans from the previous "
-            f"session's signals; run `marketintel run-day --date {previous.isoformat()}` first"
-        )
+        missing = f"the AI book has not executed it (its latest executed day is {latest.isoformat()})"
+    elif scored is not None and scored < previous:
+        missing = f"the {record_name(record)} record has not scored it (its latest day is {scored.isoformat()})"
+    else:
+        return
+    raise NotReadyError(
+        f"T2 for {day.isoformat()} waits for T1 of {previous.isoformat()}: {missing}, and T2 plans from the "
+        f"previous session's signals; run `marketintel run-day --date {previous.isoformat()}` first"
+    )
 
 
 def run_suggestions(ctx: StageContext) -> StageOutcome:

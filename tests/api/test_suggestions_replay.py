@@ -168,7 +168,9 @@ def test_a_replayed_suggestion_rejected_before_its_close_and_the_next_t2_expirin
         first, second = (s["suggestion_id"] for s in _listed(http, key))
         rejected = http.post(f"/api/suggestions/{first}/reject", headers={"X-API-Key": key})
         assert rejected.status_code == 200 and rejected.json()["state"] == "REJECTED", rejected.text
-        # the next replayed morning's T2 records the rest as EXPIRED (on its own clock, not the wall's)
+        # the next replayed morning's T2, once T1 has scored the day (its signals), records the
+        # rest as EXPIRED (on its own clock, not the wall's)
+        seed_predictions(service_engine(settings), day, {"LIQ": {"score": 72.0, "action": "LONG", "tercile": "TOP"}})
         nxt = run_stage("t2_suggestions", day + timedelta(days=1), settings=settings).summary
         assert nxt["expired"] == 1
         # the service's clock is still before the day's close: the recorded expiry is what hides it

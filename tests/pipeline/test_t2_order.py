@@ -53,3 +53,34 @@ def test_t2_waits_for_the_previous_session_and_replaces_a_set_planned_from_older
     assert {f for sid, (f, state) in after.items() if state == "PENDING"} <= {MONDAY.isoformat()}
     again = run_stage("t2_suggestions", TUESDAY, settings=w.settings)
     assert again.summary["replaced"] == 0 and again.summary["suggestions"] == 0
+
+
+def test_t2_waits_for_the_previous_session_in_a_store_whose_ai_book_never_executed(settings: Settings) -> None:
+    """A fresh store (signals of Friday, the AI book never executed) with Monday's close
+    stored and T1 for Monday not run: T2 for Tuesday planned the client's morning from
+    Friday's signals, where a store whose book had executed a day refused it. The wait is
+    for the previous session's signals, whatever the book's history: refused, nothing
+    written; once T1 has scored Monday, T2 plans from Monday."""
+    from portfolio.trading import move_cash, open_client_portfolio
+    from store.engine import service_engine
+    from tests.portfolio.seed import DAY, price_row, seed_long_and_avoid, seed_predictions
+
+    engine = service_engine(settings)
+    seed_long_and_avoid(engine)
+    monday = world.CALENDAR.next_trading_day(DAY)
+    tuesday = world.CALENDAR.next_trading_day(monday)
+    acme = open_client_portfolio(engine, "acme")
+    move_cash(engine, acme, "100000", now=world.MORNING)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.eod_prices,
+            [price_row("LIQ", monday, 50.0, 40_000, 49.9, 50.1)] + [price_row("OUT", monday, 20.0, 40_000, 19.9, 20.1)],
+        )
+    with pytest.raises(StageFailedError, match="T2 for 2026-11-24 waits for T1 of 2026-11-23"):
+        run_stage("t2_suggestions", tuesday, settings=settings)
+    with engine.connect() as conn:
+        assert suggestions.suggestion_states(conn, acme) == []
+    seed_predictions(engine, monday, {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP", "weight": 0.1}})
+    result = run_stage("t2_suggestions", tuesday, settings=settings)
+    assert result.summary["signals_from"] == monday.isoformat() and result.summary["suggestions"] == 1

@@ -228,6 +228,8 @@ def test_t2_judges_expiry_on_its_own_trading_morning_not_the_wall_clock(replayed
     assert _events(engine, pending.suggestion_id) == ["PENDING"]
     assert pending.expires_at == suggestions.expires_at(REPLAYED_NEXT) == _exchange_time(REPLAYED_NEXT, 16)
     later = CALENDAR.next_trading_day(REPLAYED_NEXT)
+    # T1 scores REPLAYED_NEXT: the next day's T2 waits for its signals
+    seed_predictions(engine, REPLAYED_NEXT, {"LIQ": {"score": 70.0, "action": "LONG", "tercile": "TOP"}})
     assert run_stage("t2_suggestions", later, settings=settings).summary["expired"] == 1
     assert _events(engine, pending.suggestion_id) == ["PENDING", "EXPIRED"]
 
