@@ -5,7 +5,10 @@ shares after per share before (2 for a 2-for-1 split, 1.2 for a one-for-five bon
 issue, 0.1 for a one-for-ten consolidation; `ingest.exchange.validation.split_factor`
 reads it off the notice and T0 refuses a day whose SPLIT notice has none). Its date is
 the ex-date, the first session that trades on the new count. A row without a positive
-factor adjusts nothing.
+factor adjusts nothing: an import that re-dates a split stored on a day its rows show on
+the old count withdraws it so (`ingest.importers.actions.Redated`: a new version without a
+factor, its detail's `moved_to` the day the split applies from instead), and every reader
+here reads the current version.
 
 Two readers apply them, each from the ex-date on: the ledger multiplies a holding
 (`portfolio.ledger.replay`), and the model's price history divides the closes before
@@ -94,7 +97,28 @@ def stored_splits(
         where.append(c.id <= through_id)
     if symbols is not None:
         where.append(c.symbol.in_(sorted(_renamed_onto(conn, set(symbols), through_id))))
-    first_known = {
+    rows = current_rows(conn, tables.corporate_actions, where=where)
+    first_known = _first_known(conn, where, rows)
+    found = [
+        _rename(r)
+        if r["kind"] == RENAME
+        else Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
+        for r in rows
+        if r["kind"] == RENAME or _a_factor(r["amount"])
+    ]
+    listings = _listings(conn, {s.symbol for s in found if s.new_symbol is not None}, through_id)
+    found = [replace(s, until=relisted_on(listings, s)) if s.new_symbol else s for s in found]
+    return sorted(found, key=lambda s: (s.ex_date, s.new_symbol is None, s.symbol))
+
+
+def _first_known(conn: Connection, where: list, rows: list[dict]) -> dict[tuple[str, date], datetime]:
+    """When the store first learned of each split, by symbol and ex-date: its row's first
+    version, or that of the row a re-dating import withdrew for it (a version without a
+    factor whose detail's `moved_to` names the day it applies from instead: the import's
+    `Redated`), whichever is earlier. A trade of the new day entered while the store held
+    the split on the earlier day was entered on the new count."""
+    c = tables.corporate_actions.c
+    known = {
         (r.symbol, r.action_date): r.known
         for r in conn.execute(
             select(c.symbol, c.action_date, func.min(c.recorded_at).label("known"))
@@ -102,16 +126,14 @@ def stored_splits(
             .group_by(c.symbol, c.action_date)
         )
     }
-    found = [
-        _rename(r)
-        if r["kind"] == RENAME
-        else Split(r["symbol"], r["action_date"], float(r["amount"]), first_known.get((r["symbol"], r["action_date"])))
-        for r in current_rows(conn, tables.corporate_actions, where=where)
-        if r["kind"] == RENAME or _a_factor(r["amount"])
-    ]
-    listings = _listings(conn, {s.symbol for s in found if s.new_symbol is not None}, through_id)
-    found = [replace(s, until=relisted_on(listings, s)) if s.new_symbol else s for s in found]
-    return sorted(found, key=lambda s: (s.ex_date, s.new_symbol is None, s.symbol))
+    for r in rows:
+        moved_to = r["detail"].get("moved_to") if r["kind"] == "SPLIT" and not _a_factor(r["amount"]) else None
+        if not moved_to:
+            continue
+        key, withdrawn = (r["symbol"], date.fromisoformat(moved_to)), known.get((r["symbol"], r["action_date"]))
+        if key in known and withdrawn is not None:
+            known[key] = min(known[key], withdrawn)
+    return known
 
 
 def _listings(conn: Connection, symbols: set[str], through_id: int | None = None) -> dict[str, list[date]]:

@@ -66,6 +66,11 @@ the moves past SANITY_BAND (T0's 50% price band, a factor either way: `band_move
 `ingest.exchange.band`'s test) that no action explains are reported the same way
 (`CapitalChanges.unexplained`): a misprint or an unadjusted capital change to check.
 
+**A split stored on the wrong day** (`Redated`): a split the store holds of a name dated
+from the file's split's ex-date to before its first row on the new count is that split
+stored where the rows show the old count (an actions file imported ahead of the rows, an
+import before the first-row rule); the importer withdraws it and stores the file's.
+
 **A follow-up import** (`previous_closes`, the importer's `stored`): each name's first row is read against
 its last stored row before it, on that row's count, as its previous close (the limit, the
 band, `explains` and a rights issue's price), as one import of all the files reads it.
@@ -76,7 +81,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -423,6 +428,7 @@ class CapitalChanges:
     repeated: tuple[str, ...] = ()  # rows that repeat an earlier one on the joined series, counted once
     warnings: tuple[str, ...] = ()
     moved: tuple[str, ...] = ()  # splits applied from a later row than their ex-date (`on_new_count_actions`)
+    redated: tuple[Redated, ...] = ()  # stored splits on a day the rows show on the old count, withdrawn
     limit: float | None = None
     limit_from: str = LIMIT_SETTING  # how the caller's user states the limit, named when none is
     explained: int = 0
@@ -455,6 +461,7 @@ class CapitalChanges:
         ]
         out += self.renames.lines()
         out += [f"applied later: {m}" for m in self.moved]
+        out += [f"re-dated: {r.line()}" for r in self.redated]
         out += [h.line() for h in self.handovers]
         out += [f"bad row: {b}" for b in self.bad_rows] + [f"repeated row: {r}" for r in self.repeated]
         out += [f"warning: {w}" for w in self.warnings]
@@ -551,9 +558,8 @@ def capital_changes(
     read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
     joined = on_joined_series(prices, read, after_sessions, stored)
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
-    held = frozenset((s.symbol, s.ex_date) for s in stored.splits) if stored is not None else frozenset()
-    counted = on_new_count_actions(_with_stored(prices, stored), actions, held)
-    actions = counted.actions
+    counted = on_new_count_actions(_with_stored(prices, stored), actions, stored.splits if stored else ())
+    actions, stored = counted.actions, _withdrawn(stored, counted.redated)
     checked = _with_previous(prices, stored, counted.applicable)
     sessions = stored.sessions if stored is not None else frozenset()
     splits, warnings = file_splits(checked, counted.applicable)
@@ -576,6 +582,7 @@ def capital_changes(
         repeated=joined.repeated,
         warnings=(*renames.warnings, *counted.waiting(), *warnings, *overlaid),
         moved=tuple(counted.moved),
+        redated=tuple(counted.redated),
         limit=limit,
         limit_from=limit_from,
         explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
@@ -584,6 +591,15 @@ def capital_changes(
         handovers=tuple(h for h in handovers(prices) if (h.old, h.new) not in {(r.old, r.new) for r in renames.kept}),
     )
     return adjusted, report
+
+
+def _withdrawn(stored: Stored | None, redated: list[Redated]) -> Stored | None:
+    """`stored` less the splits this import withdraws (`Redated`): a follow-up import's
+    previous close is read on the count the store will hold."""
+    if stored is None or not redated:
+        return stored
+    gone = {r.split for r in redated}
+    return replace(stored, splits=tuple(s for s in stored.splits if s not in gone))
 
 
 def _implied(beyond: list[LimitMove], splits: list[Split]) -> tuple[tuple[Split, ...], list[str]]:
@@ -658,15 +674,50 @@ def on_new_count(previous: float | None, close: float, volume: float, factor: fl
 
 
 @dataclass(frozen=True)
+class Redated:
+    """A split the store holds on a day this import's rows show its name still on the old
+    count: dated from the ex-date of the file's split of the name to before that split's
+    first row on the new count (all its rows from the ex-date, where it is not applied
+    yet). It is the file's split stored on the wrong day by an earlier import (the actions
+    file imported ahead of the name's rows from the ex-date, an import before the first-row
+    rule): withdrawn by a new version of its row without a factor (the store keeps the one
+    it replaces), so every reader of the splits reads the file's split from the day it
+    applies from instead (`store.splits.stored_splits`)."""
+
+    split: Split  # as stored
+    action: CorporateAction  # the file's split, on its `effective` day (`on_new_count_actions`)
+    pending: bool  # the file's split is not applied yet: no row of the name on the new count
+
+    @property
+    def now(self) -> str:
+        return "not applied yet" if self.pending else f"applied from {self.action.effective.isoformat()}"
+
+    def line(self) -> str:
+        return (
+            f"{self.split.symbol} {self.split.ex_date.isoformat()} SPLIT {self.split.factor:g} as stored: withdrawn, "
+            f"{self.split.symbol}'s rows are on the old count that day; {self.action.row()}: {self.now}"
+        )
+
+    def withdrawal(self) -> dict[str, str]:
+        """The detail of the version that withdraws the stored split: what it says, and the
+        day the split applies from instead (`moved_to`: `store.splits.stored_splits` dates
+        when the store first knew of it by the withdrawn row)."""
+        text = f"withdrawn: {self.split.symbol}'s rows are on the old count that day; {self.action.text()}: {self.now}"
+        return {"text": text} if self.pending else {"text": text, "moved_to": self.action.effective.isoformat()}
+
+
+@dataclass(frozen=True)
 class NewCount:
     """The file's actions with each split on its name's first row on the new count
     (`on_new_count_actions`): `moved`, a line for each one applied after its ex-date;
     `pending`, those whose name has rows from the ex-date on but none on the new count yet
-    (not applied: the rows are untraded at the old close)."""
+    (not applied: the rows are untraded at the old close); `redated`, the stored splits
+    those rows show on the wrong day (`Redated`)."""
 
     actions: list[CorporateAction]
     moved: list[str]
     pending: list[CorporateAction]
+    redated: list[Redated] = field(default_factory=list)
 
     @property
     def applicable(self) -> list[CorporateAction]:
@@ -681,23 +732,24 @@ class NewCount:
 
 
 def on_new_count_actions(
-    prices: pd.DataFrame, actions: list[CorporateAction], held: frozenset[tuple[str, date]] = frozenset()
+    prices: pd.DataFrame, actions: list[CorporateAction], held: tuple[Split, ...] = ()
 ) -> NewCount:
     """`actions` with each split (bonus, rights, consolidation) applied from its name's first
     row on or after its ex-date on the new count (`on_new_count`: `applied_from`). A file
     that lists an untraded name at its last close carries the old count's close on the
     ex-date until the name's next trade: applied on that row, a holder's doubled count was
-    valued at the old close and the history read +100% then -50%. Without a volume column,
-    or where the store `held` the split on its ex-date already (an earlier import: moved, it
-    was stored twice), the ex-date stands."""
+    valued at the old close and the history read +100% then -50%. Without a volume column
+    the ex-date stands. A split the store `held` on a day the rows show on the old count
+    is the file's split stored on the wrong day (`Redated`): stored beside the file's, it
+    applied twice; left standing, it valued a holder at twice the old close."""
     if "volume" not in prices.columns:
         return NewCount(actions, [], [])
     bars = {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close", "volume"]].groupby("symbol")}
-    out, lines, pending = [], [], []
+    out, lines, pending, redated = [], [], [], []
     for action in actions:
         day = _first_on_new_count(bars.get(action.symbol), action)
-        day = action.ex_date if (action.symbol, action.ex_date) in held else day
         moved = action if day == action.ex_date else replace(action, applied_from=day)
+        redated += stored_on_old_count(held, moved, day, bars.get(action.symbol))
         out.append(moved)
         if day is None:
             pending.append(moved)
@@ -706,7 +758,27 @@ def on_new_count_actions(
                 f"{action.where}: {action.text()}: applied from {day.isoformat()}, {action.symbol}'s first row on "
                 "the new count (its rows from the ex-date are untraded at the old close)"
             )
-    return NewCount(out, lines, pending)
+    return NewCount(out, lines, pending, redated)
+
+
+def stored_on_old_count(
+    held: tuple[Split, ...], action: CorporateAction, day: date | None, bars: pd.DataFrame | None
+) -> list[Redated]:
+    """The splits of `held` (the store's) of the action's name dated from its ex-date to
+    before `day`, its first row on the new count (None: through the name's last row, every
+    one on the old count): days the rows show the count unchanged, so a split stored on one
+    is the file's split on the wrong day (`Redated`)."""
+    if day == action.ex_date or bars is None or action.kind in ("DELISTING", RENAME):
+        return []
+    last = max(bars["date"]) if day is None else None
+    return [
+        Redated(s, action, day is None)
+        for s in held
+        if s.new_symbol is None
+        and s.symbol == action.symbol
+        and action.ex_date <= s.ex_date
+        and (s.ex_date < day if day is not None else s.ex_date <= last)
+    ]
 
 
 def _first_on_new_count(bars: pd.DataFrame | None, action: CorporateAction) -> date | None:

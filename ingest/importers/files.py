@@ -671,16 +671,36 @@ def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:
         }
         for r in changes.renames.kept
     ]
-    return rows
+    return rows + _withdrawals(fmt, changes, {(r["symbol"], r["action_date"]) for r in rows if r["kind"] == "SPLIT"})
+
+
+def _withdrawals(fmt: str, changes: CapitalChanges, storing: set[tuple[str, date]]) -> list[dict]:
+    """A new version without a factor of each stored SPLIT the import re-dates
+    (`actions.Redated`: dated on a day the rows show on the old count), but of a name and
+    day the import stores a split on (that version replaces it): it adjusts nothing
+    (`store.splits.stored_splits`), and the row it replaces stays stored."""
+    withdrawn = {(r.split.symbol, r.split.ex_date): r for r in changes.redated}
+    return [
+        {
+            "symbol": symbol,
+            "action_date": day,
+            "kind": "SPLIT",
+            "amount": None,
+            "detail": r.withdrawal(),
+            "source": f"import:{fmt}",
+        }
+        for (symbol, day), r in withdrawn.items()
+        if (symbol, day) not in storing
+    ]
 
 
 def unmatched_actions(conn: Connection, rows: _Rows, actions: list[dict]) -> list[str]:
     """The SPLIT and DELISTING actions the store holds of the imported symbols, dated
     within the span of their rows (after the first, on or before the last), that this
     import does not store: a corrected actions file (the split moved from the 28th to the
-    29th) leaves the old row applied beside the new one, the history divided twice. The
-    store keeps every row it was given and no command withdraws one, so they are named
-    (the CLI warns), never removed."""
+    29th) leaves the old row applied beside the new one, the history divided twice. Only
+    a split the import's rows show on the old count is withdrawn (`actions.Redated`, and
+    then not named here); the others are named (the CLI warns), never removed."""
     spans: dict[str, tuple[date, date]] = {}
     for symbol, day in rows.seen:
         first, last = spans.get(symbol, (day, day))

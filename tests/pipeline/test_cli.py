@@ -476,11 +476,14 @@ def test_follow_up_imports_store_one_split_on_the_first_row_on_the_new_count(
         assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 4), 2.0)]
 
 
-def test_a_split_stored_on_its_ex_date_before_its_rows_is_not_stored_again(settings: Settings, tmp_path: Path) -> None:
+def test_a_split_stored_on_its_ex_date_before_its_rows_is_re_dated_not_stored_again(
+    settings: Settings, tmp_path: Path
+) -> None:
     """The actions file imported ahead of the ex-date (no row of BBB on or after it: the
     split is stored on its ex-date), then the files from the ex-date on with it: the later
-    import leaves the stored split where it is rather than storing a second one from BBB's
-    first row on the new count (a holder's 100 shares would have become 400)."""
+    import re-dates the stored split to BBB's first row on the new count, once (stored
+    beside it, a holder's 100 shares became 400; left alone, a holder of 100 was valued at
+    200 x the old close on the untraded ex-date), and says so; run again, it changes nothing."""
     from store.engine import service_engine
     from store.splits import stored_splits
 
@@ -492,6 +495,66 @@ def test_a_split_stored_on_its_ex_date_before_its_rows_is_not_stored_again(setti
             "symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n"
         )
     assert cli("import", str(tmp_path / "ahead")).returncode == 0
-    assert cli("import", str(tmp_path / "after")).returncode == 0
+    after = cli("import", str(tmp_path / "after"))
+    assert after.returncode == 0, after.stderr
+    assert (
+        "re-dated: BBB 2021-03-03 SPLIT 2 as stored: withdrawn, BBB's rows are on the old count that day; "
+        f"{tmp_path / 'after' / 'corporate_actions.csv'}:2 (BBB 2021-03-03 split 2 for 1): applied from 2021-03-04"
+    ) in after.stdout.splitlines(), after.stdout
+    assert "does not explain" not in after.stdout and "warning: the store holds" not in after.stdout
+    again = cli("import", str(tmp_path / "after"))
+    assert "re-dated" not in again.stdout and "corporate actions stored" not in again.stdout, again.stdout
     with service_engine(settings).connect() as conn:
-        assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 3), 2.0)]
+        assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 4), 2.0)]
+
+
+def test_a_split_an_older_import_stored_on_an_untraded_ex_date_is_re_dated(settings: Settings, tmp_path: Path) -> None:
+    """A store built before the first-row rule: the import stored BBB's split on its ex-date,
+    03-03, where the file lists BBB untraded at the old close (a holder of 100 valued at
+    820 that day for 410). The same files imported again re-date it to 03-04."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import append_history
+    from store.splits import factor_between, stored_splits
+
+    (tmp_path / "prices.csv").write_text(STALE_EX_DATE)
+    assert cli("import", str(tmp_path / "prices.csv")).returncode == 0
+    with service_engine(settings).begin() as conn:  # what the import stored before the rule
+        old = {"symbol": "BBB", "action_date": date(2021, 3, 3), "kind": "SPLIT", "amount": 2.0}
+        append_history(conn, tables.corporate_actions, [{**old, "detail": {}, "source": "import:ohlcv"}])
+    (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n")
+    result = cli("import", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "re-dated: BBB 2021-03-03 SPLIT 2 as stored: withdrawn" in result.stdout, result.stdout
+    with service_engine(settings).connect() as conn:
+        splits = stored_splits(conn)
+    assert [(s.symbol, s.ex_date, s.factor) for s in splits] == [("BBB", date(2021, 3, 4), 2.0)]
+    assert 100 * factor_between(splits, "BBB", date(2021, 3, 2), date(2021, 3, 3)) * 4.10 == pytest.approx(410.0)
+
+
+def test_a_split_stored_ahead_of_untraded_rows_is_withdrawn_until_the_first_trade(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Stored on its ex-date ahead of BBB's rows, then the ex-date's file (BBB untraded at
+    the old close, no row on the new count yet): the stored split is withdrawn and the
+    file's is not applied yet, as one import of both files reads them; the file with the
+    first trade stores it on that day."""
+    from store.engine import service_engine
+    from store.splits import stored_splits
+
+    rows = STALE_EX_DATE.splitlines()
+    for name, days in (("ahead", rows[1:5]), ("ex_date", rows[5:7]), ("trade", rows[7:])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "prices.csv").write_text("\n".join([rows[0], *days]) + "\n")
+        (tmp_path / name / "corporate_actions.csv").write_text(
+            "symbol,ex_date,kind,ratio\nBBB,2021-03-03,split,2 for 1\n"
+        )
+    assert cli("import", str(tmp_path / "ahead")).returncode == 0
+    ex_date = cli("import", str(tmp_path / "ex_date"))
+    assert "re-dated: BBB 2021-03-03 SPLIT 2 as stored: withdrawn" in ex_date.stdout, ex_date.stdout
+    assert "(BBB 2021-03-03 split 2 for 1): not applied yet" in ex_date.stdout
+    with service_engine(settings).connect() as conn:
+        assert stored_splits(conn) == []
+    assert cli("import", str(tmp_path / "trade")).returncode == 0
+    with service_engine(settings).connect() as conn:
+        assert [(s.symbol, s.ex_date, s.factor) for s in stored_splits(conn)] == [("BBB", date(2021, 3, 4), 2.0)]
