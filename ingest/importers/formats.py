@@ -381,7 +381,27 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
 
 
 def ohlcv_lacks(path: Path) -> list[str]:
-    return [c for c in OHLCV_OPTIONAL if c not in _ohlcv_header(path)]
+    """The optional columns a generic OHLCV file does not carry: not in its header, or
+    blank on every row (`ohlcv_blank`), stored as missing either way."""
+    header = _ohlcv_header(path)
+    return [c for c in OHLCV_OPTIONAL if c not in header or c in ohlcv_blank(path, OHLCV_OPTIONAL)]
+
+
+def ohlcv_blank(path: Path, columns: Iterable[str]) -> list[str]:
+    """The `columns` a generic OHLCV file's header names that are blank on every row it has
+    (none for a file without a row of its header's width). Read until each has a value, so
+    a file whose first row fills them is read no further."""
+    rows = csv_rows(path)
+    header = [h.strip().lower() for h in next(rows, (1, []))[1]]
+    named = [c for c in columns if c in header]
+    blank, read = set(named), False
+    for _, row in named_rows(rows, header):
+        if isinstance(row, dict):
+            read = True
+            blank -= {c for c in blank if row[c]}
+        if read and not blank:
+            break
+    return [c for c in named if c in blank] if read else []
 
 
 def ohlcv_states_types(path: Path) -> bool:
@@ -417,6 +437,9 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
         return
     if repeated_columns(header):
         yield Bad(f"{path}:1", f"header names the columns {repeated_columns(header)} more than once")
+        return
+    if blank := ohlcv_blank(path, OHLCV_REQUIRED):
+        yield Bad(f"{path}:1", _blank_required(blank))
         return
     type_column = next((c for c in OHLCV_TYPE_COLUMNS if c in header), None)
     for line, row in named_rows(rows, header):
@@ -466,6 +489,18 @@ def _lacking(header: list[str], missing: list[str]) -> str:
                 "files (',' between columns, '.' as the decimal point); save the file so"
             )
     return f"header lacks required columns {missing}"
+
+
+def _blank_required(blank: list[str]) -> str:
+    """Why a file whose required columns are blank on every row is not read, and what to
+    fix: read, a blank volume is no trade (every row stored as untraded, a liquid name read
+    as one that never trades) and a blank close a bad row on every line."""
+    columns = ", ".join(blank)
+    fill = "; a volume is a number of shares, 0 for a day without trades" if "volume" in blank else ""
+    return (
+        f"the required column{'s' if len(blank) > 1 else ''} {columns} {'are' if len(blank) > 1 else 'is'} blank "
+        f"on every row: fill in each row's {columns}{fill}; the file was not read"
+    )
 
 
 def currency_code(text: str) -> str:

@@ -447,3 +447,25 @@ def test_a_file_separated_by_semicolons_or_tabs_says_so(settings: Settings, tmp_
         first = "ohlcv: 1 files, 0 rows read, 0 inserted, 0 changed, 0 instruments (0 new or changed)"
         assert result.stdout.startswith(first)
     assert _stored(settings) == []
+
+
+@ON_SQLITE_ONLY
+def test_a_column_blank_on_every_row_is_named(settings: Settings, tmp_path: Path) -> None:
+    """A volume column blank on every row (a vendor's export without volumes) was read as
+    no trade on every row: each name stored as untraded, the liquid ones read as names that
+    never trade, and nothing said. The file is a bad row naming the blank required column
+    and what to fill in, and the folder's other file loads; an optional column blank on
+    every row (bid, ask) is named with those the source lacks."""
+    blank = tmp_path / "a_blank.csv"
+    blank.write_text("symbol,date,close,volume\nAAA,2024-01-02,10,\nAAA,2024-01-03,10.5,\n")
+    (tmp_path / "b_quotes.csv").write_text(
+        "symbol,date,close,volume,bid,ask\nBBB,2024-01-02,5,100,,\nBBB,2024-01-03,5.1,200,,\n"
+    )
+    result = cli("import", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"bad row: {blank}:1: the required column volume is blank on every row: fill in each row's volume; a "
+        "volume is a number of shares, 0 for a day without trades; the file was not read"
+    ) in result.stdout.splitlines(), result.stdout
+    assert "the source lacks: open, high, low, prev_close, bid, ask, trades, value_traded (" in result.stdout
+    assert {r["symbol"] for r in _stored(settings)} == {"BBB"}
