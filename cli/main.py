@@ -651,6 +651,9 @@ def serve(
     settings = get_settings()
     settings.checked_admin_key()
     listen_address(host, port)
+    from desk import Desk
+
+    Desk.serving(settings)  # its pepper checks, in one line here: raised in uvicorn's app factory, a traceback
     if settings.redis_url:
         typer.echo("per-key rate limits are counted in Redis (MARKETINTEL_REDIS_URL)")
     elif workers > 1 and settings.rate_limit_store == "memory":

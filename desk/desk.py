@@ -146,14 +146,24 @@ class Desk(PortfolioReads, MarketReads):
     @classmethod
     def serving(cls, settings: Settings, now: Callable[[], datetime] | None = None) -> Desk:
         """The desk of a serving process: on a replayed market (`replay_path`) its clock is
-        the replay's (desk/clock.py) unless `now` pins one. The key pepper is read (made
-        once if missing) now: a damaged one stops start-up with its reason, as a malformed
-        admin key does, where every client key's request was a 500."""
-        keys.pepper(settings)
+        the replay's (desk/clock.py) unless `now` pins one. The key pepper is checked now
+        (`check_serving`)."""
         engine, calendar = service_engine(settings), default_calendar()
         if now is None and settings.replay_path is not None:
             now = ReplayClock(engine, calendar)
-        return cls(engine, settings, calendar, now or utc_now)
+        desk = cls(engine, settings, calendar, now or utc_now)
+        desk.check_serving()
+        return desk
+
+    def check_serving(self) -> None:
+        """ConfigurationError naming the fix when this process's key pepper cannot serve:
+        damaged (read, made once if missing: every client key's request was a 500), or not
+        the one the store's working keys were issued under (`keys.check_pepper`: every one
+        was a 401). A store whose schema is not current is not read: the API starts
+        degraded (/healthz) and `marketintel db upgrade` comes first."""
+        keys.pepper(self.settings)
+        if self.schema_current():
+            keys.check_pepper(self.engine, self.settings, self.now())
 
     def event_loop_reader(self) -> EventLoopReader | None:
         """The engine's one connection for short reads on an event loop, on a SQLite file

@@ -131,6 +131,46 @@ def key_hash(settings: Settings, key: str) -> str:
     return hmac.digest(pepper(settings), key.encode(), "sha256").hex()
 
 
+PEPPER_FINGERPRINT_LABEL = b"marketintel api-key pepper fingerprint"
+
+
+def pepper_fingerprint(settings: Settings) -> str:
+    """The pepper's keyed fingerprint, HMAC-SHA256(pepper, a fixed label) as hex: kept with
+    each key issued (`_insert_key`), so a server can tell that it holds another pepper than
+    the keys were hashed under without the pepper being in the store."""
+    return hmac.digest(pepper(settings), PEPPER_FINGERPRINT_LABEL, "sha256").hex()
+
+
+def check_pepper(engine: Engine, settings: Settings, now: datetime) -> None:
+    """ConfigurationError when the store holds keys that still work at `now`, issued under
+    a known pepper, and none under this process's pepper: every one would be answered 401
+    ("unknown, revoked or rotated out") with nothing to say why. Keys issued before their
+    pepper was recorded (migration 0024), revoked or rotated out are not counted; a store
+    without keys passes."""
+    with engine.connect() as conn:
+        working = _working_fingerprints(conn, now)
+    if working and pepper_fingerprint(settings) not in working:
+        origin = "MARKETINTEL_API_KEY_PEPPER" if settings.api_key_pepper else str(settings.secrets_dir / PEPPER_FILE)
+        raise ConfigurationError(
+            f"the API key pepper ({origin}) is not the one the store's {sum(working.values())} working client "
+            "keys were issued under, so every one would be refused (401); start with the pepper they were issued "
+            "under (MARKETINTEL_API_KEY_PEPPER, the same on every API machine), or, to change it, revoke those "
+            "keys under the old pepper first"
+        )
+
+
+def _working_fingerprints(conn: Connection, now: datetime) -> dict[str, int]:
+    """How many keys that still work at `now` were issued under each recorded pepper."""
+    keyed = current_rows(conn, tables.api_keys, where=[tables.api_keys.c.pepper_fingerprint.is_not(None)])
+    events = _events_by_key(conn)
+    counts: dict[str, int] = {}
+    for key in keyed:
+        ended = _state(events.get(key["key_id"], []), now)["ended_at"]
+        if ended is None or now < ended:
+            counts[key["pepper_fingerprint"]] = counts.get(key["pepper_fingerprint"], 0) + 1
+    return counts
+
+
 def _new_secret() -> str:
     return f"svc-sk-{secrets.token_hex(20)}"
 
@@ -211,7 +251,15 @@ def _insert_key(conn: Connection, settings: Settings, client_id: str, tier: str,
     append_history(
         conn,
         tables.api_keys,
-        [{"key_id": key_id, "client_id": client_id, "key_hash": key_hash(settings, secret), "tier": tier}],
+        [
+            {
+                "key_id": key_id,
+                "client_id": client_id,
+                "key_hash": key_hash(settings, secret),
+                "tier": tier,
+                "pepper_fingerprint": pepper_fingerprint(settings),
+            }
+        ],
         recorded_at=moment,
     )
     return key_id
@@ -440,12 +488,18 @@ def list_keys(engine: Engine, now: datetime | None = None) -> list[dict[str, Any
         return _keys(conn, now or utc_now())
 
 
-def _keys(conn: Connection, moment: datetime) -> list[dict[str, Any]]:
-    """`list_keys` on a connection held (a write's, to answer from inside its transaction)."""
-    clients = {c["client_id"]: c for c in current_rows(conn, tables.clients)}
+def _events_by_key(conn: Connection) -> dict[str, list[dict[str, Any]]]:
+    """Every key's events, oldest first, by key id."""
     events: dict[str, list[dict[str, Any]]] = {}
     for event in sorted(current_rows(conn, tables.api_key_events), key=lambda e: (e["recorded_at"], e["id"])):
         events.setdefault(event["key_id"], []).append(event)
+    return events
+
+
+def _keys(conn: Connection, moment: datetime) -> list[dict[str, Any]]:
+    """`list_keys` on a connection held (a write's, to answer from inside its transaction)."""
+    clients = {c["client_id"]: c for c in current_rows(conn, tables.clients)}
+    events = _events_by_key(conn)
     keys = sorted(current_rows(conn, tables.api_keys), key=lambda k: (k["recorded_at"], k["key_id"]))
     return [_listing(k, clients.get(k["client_id"]), events.get(k["key_id"], []), moment) for k in keys]
 

@@ -316,6 +316,9 @@ api_keys = history_table(
     Column("client_id", Text(), nullable=False),
     Column("key_hash", Text(), nullable=False, unique=True),
     Column("tier", Text(), nullable=False),
+    # Since 0024: the fingerprint of the pepper the key was hashed under (desk/keys.py
+    # `pepper_fingerprint`); NULL on keys issued before it.
+    Column("pepper_fingerprint", Text()),
 )
 
 api_key_events = history_table(

@@ -11,8 +11,12 @@ from pydantic import SecretStr
 
 from api.app import create_app
 from desk import keys
+from market.clock import utc_now
 from market.errors import ConfigurationError
 from market.settings import Settings
+from store import tables
+from store.engine import service_engine
+from store.history import append_history
 from tests.conftest import ADMIN_KEY
 
 
@@ -52,3 +56,41 @@ def test_a_damaged_pepper_stops_start_up_with_its_reason(settings: Settings) -> 
     (settings.secrets_dir / keys.PEPPER_FILE).write_text("short\n")
     with pytest.raises(ConfigurationError, match="api-key-pepper is shorter than 32 characters"):
         create_app(settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}))
+
+
+def _with_pepper(settings: Settings, value: str | None) -> Settings:
+    return settings.model_copy(
+        update={"admin_key": SecretStr(ADMIN_KEY), "api_key_pepper": SecretStr(value) if value else None}
+    )
+
+
+def test_a_server_started_with_another_pepper_than_its_keys_stops_naming_the_cause(settings: Settings) -> None:
+    """Started with another pepper than the store's keys were issued under, the API served
+    and answered every client key 401 ("unknown, revoked or rotated out"), with nothing in
+    its start-up to say why; now start-up stops naming the pepper and the fix."""
+    first, other = "a" * 64, "b" * 64
+    create_app(_with_pepper(settings, other))  # a store without keys starts under any pepper
+    engine = service_engine(settings)
+    issued = keys.generate(engine, _with_pepper(settings, first), "Acme Capital", "PRO")
+    with pytest.raises(ConfigurationError) as refused:
+        create_app(_with_pepper(settings, other))
+    line = str(refused.value.detail)
+    assert "\n" not in line and "MARKETINTEL_API_KEY_PEPPER" in line
+    assert "is not the one the store's 1 working client keys were issued under" in line
+    served = create_app(_with_pepper(settings, first))  # the pepper the keys were issued under starts
+    assert served.state.services.desk.key_record(engine.connect(), issued["api_key"]) is not None
+    keys.revoke(engine, issued["key_id"])  # no key left that works: any pepper starts
+    create_app(_with_pepper(settings, other))
+
+
+def test_a_key_issued_before_peppers_were_recorded_is_not_checked(settings: Settings) -> None:
+    """A store upgraded with keys in it has no fingerprint for them: it starts as before."""
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.api_keys,
+            [{"key_id": "k-old", "client_id": "c-old", "key_hash": "0" * 64, "tier": "PRO"}],
+            recorded_at=utc_now(),
+        )
+    create_app(_with_pepper(settings, "b" * 64))

@@ -12,8 +12,10 @@ import httpx
 import pytest
 
 from cli.demo import demo_admin_key
+from desk import keys
 from market.errors import ConfigurationError
 from market.settings import Settings
+from store.engine import service_engine
 from tests.conftest import ADMIN_KEY, ON_SQLITE_ONLY
 from tests.pipeline.test_cli import MARKETINTEL, cli
 
@@ -173,3 +175,18 @@ def test_a_demo_stopped_while_writing_the_admin_key_leaves_no_partial_key(
     served, _ = demo_admin_key(settings)
     assert served.checked_admin_key() == settings.admin_key_file.read_text().strip()
     assert oct(settings.admin_key_file.stat().st_mode & 0o777) == "0o600" and len(list(tmp_path.iterdir())) == 1
+
+
+@ON_SQLITE_ONLY
+def test_serve_with_another_pepper_than_the_keys_stops_in_one_line(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served with another pepper than the store's keys were issued under, every client key
+    was a 401; `serve` now stops before it listens, saying why in one line."""
+    keys.generate(service_engine(settings), settings, "Acme Capital", "PRO")  # under the generated pepper
+    monkeypatch.setenv("MARKETINTEL_ADMIN_KEY", ADMIN_KEY)
+    monkeypatch.setenv("MARKETINTEL_API_KEY_PEPPER", "b" * 64)
+    result = cli("serve", "--port", str(_free_port()))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("error: the API key pepper (MARKETINTEL_API_KEY_PEPPER) is not the one the store's")
