@@ -80,9 +80,16 @@ class KeyRecord:
     expires_at: datetime | None
 
 
+PEPPER_MIN_CHARACTERS = 32  # 128 bits as hex, the least a random pepper gives (the generated one: 64 hex digits)
+
+
 def pepper(settings: Settings) -> bytes:
-    if settings.api_key_pepper is not None and settings.api_key_pepper.get_secret_value():
-        return settings.api_key_pepper.get_secret_value().encode()
+    """The pepper: MARKETINTEL_API_KEY_PEPPER when set, else the generated one in
+    `secrets_dir`; either shorter than PEPPER_MIN_CHARACTERS is a ConfigurationError
+    (`checked_pepper`), raised at start-up (`Desk.check_serving`)."""
+    configured = settings.api_key_pepper.get_secret_value() if settings.api_key_pepper is not None else ""
+    if configured:
+        return checked_pepper(configured, "MARKETINTEL_API_KEY_PEPPER")
     known = _PEPPERS.get(settings.secrets_dir)  # per folder, not per path: building the Path cost more than the hash
     return known if known is not None else _pepper_file(settings.secrets_dir)
 
@@ -98,11 +105,20 @@ def _pepper_file(folder: Any) -> bytes:
     path = Path(folder) / PEPPER_FILE
     if not path.exists():
         _publish_once(path)
-    value = path.read_text().strip()
-    if len(value) < 32:
-        raise ConfigurationError(f"the API key pepper in {path} is shorter than 32 characters")
-    _PEPPERS[folder] = value.encode()
+    _PEPPERS[folder] = checked_pepper(path.read_text().strip(), str(path))
     return _PEPPERS[folder]
+
+
+def checked_pepper(value: str, origin: str) -> bytes:
+    """`value` as the pepper's bytes, or a ConfigurationError naming `origin` (the setting or
+    the file) when it is shorter than PEPPER_MIN_CHARACTERS: a short pepper is one a copy of
+    the store could be tested against by guessing it."""
+    if len(value) < PEPPER_MIN_CHARACTERS:
+        raise ConfigurationError(
+            f"the API key pepper in {origin} is shorter than {PEPPER_MIN_CHARACTERS} characters; "
+            "use a random one of at least that length (`openssl rand -hex 32`)"
+        )
+    return value.encode()
 
 
 def _publish_once(path: Path) -> None:

@@ -272,8 +272,9 @@ class Settings(BaseSettings):
     )
     api_key_pepper: SecretStr | None = Field(
         default=None,
-        description="Server-side secret mixed into every client key's HMAC-SHA256; unset: a random pepper is "
-        "created once in secrets_dir/api-key-pepper. Changing it invalidates every client key.",
+        description="Server-side secret mixed into every client key's HMAC-SHA256, random and at least 32 "
+        "characters (shorter stops start-up); unset: a random pepper is created once in "
+        "secrets_dir/api-key-pepper. Changing it invalidates every client key.",
     )
     secrets_dir: Path = Field(default=PROJECT_ROOT / "var" / "secrets", description="Generated secrets (mode 0600).")
     graphql_introspection: bool = Field(

@@ -94,3 +94,15 @@ def test_a_key_issued_before_peppers_were_recorded_is_not_checked(settings: Sett
             recorded_at=utc_now(),
         )
     create_app(_with_pepper(settings, "b" * 64))
+
+
+def test_a_short_pepper_in_the_environment_stops_start_up_with_its_reason(settings: Settings) -> None:
+    """MARKETINTEL_API_KEY_PEPPER had no least length ("x" served, every key hashed under a
+    one-letter secret), where the generated file's had 32 characters; both are held to it."""
+    for short in ("x", "a" * 31):
+        with pytest.raises(ConfigurationError) as refused:
+            create_app(_with_pepper(settings, short))
+        assert refused.value.detail.startswith(
+            "the API key pepper in MARKETINTEL_API_KEY_PEPPER is shorter than 32 characters"
+        )
+    create_app(_with_pepper(settings, "a" * 32))
