@@ -7,10 +7,12 @@ of the database alone cannot be used to test guesses. A request's key is hashed 
 way and looked up by that hash.
 
 Every change is an appended `api_key_events` row with the moment it takes effect:
-REVOKED (now), ROTATED (now, or after an admin-chosen grace period, detail names the new
-key), RATE_LIMIT_SET, MACRO_ACCESS_SET, TIER_SET (appended to the key and to the keys it
-replaced that are still in their grace period, so what an operator takes from a client's
-key is taken from every key the client can still use). A key is usable while no REVOKED or
+REVOKED (now; appended to the key and to the keys it replaced that are still in their
+grace period, so a client revoking its new key has neither working), ROTATED (now, or
+after an admin-chosen grace period, detail names the new key), RATE_LIMIT_SET,
+MACRO_ACCESS_SET, TIER_SET (appended to the key and to the keys it replaced that are still
+in their grace period, so what an operator takes from a client's key is taken from every
+key the client can still use). A key is usable while no REVOKED or
 ROTATED event has taken effect; the check runs on every request, so a revocation holds
 from the very next request in every worker.
 
@@ -556,18 +558,23 @@ def _view(conn: Connection, key_id: str, moment: datetime) -> dict[str, Any]:
 
 
 def revoke(engine: Engine, key_id: str, now: datetime | None = None, respond: Respond = None) -> dict[str, Any]:
-    """Stop the key from the next request on (a second revoke changes nothing); the key's
-    view, answered from inside the transaction (`respond`: store.transactions `answered`)."""
+    """Stop the key from the next request on (a second revoke changes nothing), and the keys
+    it replaced that still work (their grace period, `_working_predecessors`): a client
+    revoking its new key means neither to work; the old key revoked alone leaves its
+    successor working. The key's view, answered from inside the transaction (`respond`:
+    store.transactions `answered`)."""
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
         _key(conn, key_id)
         c = tables.api_key_events.c
         already = current_rows(conn, tables.api_key_events, where=[c.key_id == key_id, c.event == "REVOKED"])
-        if not already:
+        stopped = [] if already else [key_id]
+        stopped += [r.key_id for r in _working_predecessors(conn, key_id, moment)]
+        if stopped:
             append_history(
                 conn,
                 tables.api_key_events,
-                [{"key_id": key_id, "event": "REVOKED", "effective_at": moment}],
+                [{"key_id": k, "event": "REVOKED", "effective_at": moment} for k in stopped],
                 recorded_at=moment,
             )
         return answered(_view(conn, key_id, moment), respond)

@@ -63,7 +63,8 @@ def list_keys(svc: ServicesDep, _: AdminDep) -> list[KeyInfo]:
 
 @router.post("/{key_id}/revoke", response_model=KeyInfo, responses=ADMIN_ERRORS)
 def revoke(svc: ServicesDep, _: AdminDep, key_id: str = KEY_ID) -> Response:
-    """The key stops working from the very next request."""
+    """The key stops working from the very next request, and so do the keys it replaced
+    that are still in a rotation's grace period."""
     return svc.desk.revoke_key(key_id, written(KeyInfo))
 
 

@@ -442,3 +442,24 @@ def test_a_change_to_the_successor_holds_on_the_old_key_in_its_grace_period(api:
     newer = api.admin("POST", f"/api/keys/{new['key_id']}/rotate", json={"grace_seconds": 0}).json()
     api.admin("PUT", f"/api/keys/{newer['key_id']}/rate-limit", json={"per_minute": 1})  # through a chain
     assert {k["key_id"]: k["rate_limit"] for k in api.admin("GET", "/api/keys").json()}[old] == 1
+
+
+def test_revoking_a_successor_revokes_the_old_key_in_its_grace_period_too(api: Api) -> None:
+    """After a rotation with a grace period, revoking the new key left the old one working
+    until its grace ended (up to 30 days): a client whose key leaked revokes the new key and
+    expects neither to work. A revocation now holds on the keys the revoked one replaced
+    that still work; revoking the old key alone leaves its successor working."""
+    old, old_key = api.world.acme_key_id, api.world.acme_key
+    new = api.admin("POST", f"/api/keys/{old}/rotate", json={"grace_seconds": 86400}).json()
+    newer = api.admin("POST", f"/api/keys/{new['key_id']}/rotate", json={"grace_seconds": 0}).json()
+    assert api.call("GET", "/api/portfolio", old_key).status_code == 200  # in its grace period
+    revoked = api.admin("POST", f"/api/keys/{newer['key_id']}/revoke")
+    assert revoked.status_code == 200 and revoked.json()["status"] == "REVOKED"
+    for key in (newer["api_key"], new["api_key"], old_key):
+        assert_problem(api.call("GET", "/api/portfolio", key), 401)
+    listing = {k["key_id"]: k["status"] for k in api.admin("GET", "/api/keys").json()}
+    assert (listing[old], listing[new["key_id"]], listing[newer["key_id"]]) == ("REVOKED", "ROTATED", "REVOKED")
+    beta = api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate", json={"grace_seconds": 3600}).json()
+    api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")  # the old key alone
+    assert_problem(api.call("GET", "/api/portfolio", api.world.beta_key), 401)
+    assert api.call("GET", "/api/portfolio", beta["api_key"]).status_code == 200
