@@ -101,15 +101,16 @@ class BodyTooLarge(HTTPException):
 
 
 def _with_headers(request: Request, start: Message) -> Message:
-    """A response's start message with the request id and the rate limit's headers."""
+    """A response's start message with the request id, the rate limit's headers and the
+    key's (`Principal.key_headers`: a key in a rotation's grace period is deprecated)."""
     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"x-request-id"]
     headers.append((b"x-request-id", request.state.request_id.encode()))
     decision = request_fact(request, "rate_limit")
-    if decision is not None:
+    caller = request_fact(request, "principal")
+    added = {**(decision.headers() if decision is not None else {}), **(caller.key_headers() if caller else {})}
+    if added:
         present = {k.lower() for k, _ in headers}
-        headers += [
-            (k.lower().encode(), v.encode()) for k, v in decision.headers().items() if k.lower().encode() not in present
-        ]
+        headers += [(k.lower().encode(), v.encode()) for k, v in added.items() if k.lower().encode() not in present]
     return {**start, "headers": headers}
 
 

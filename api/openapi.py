@@ -58,6 +58,16 @@ def install_openapi(app: FastAPI) -> None:
                                     "description": "Client keys: remaining requests, seconds to reset.",
                                     "schema": {"type": "string"},
                                 },
+                                "Deprecation": {
+                                    "description": "A key in a rotation's grace period (RFC 9745): "
+                                    "@<Unix time it was rotated>.",
+                                    "schema": {"type": "string"},
+                                },
+                                "Sunset": {
+                                    "description": "A key in a rotation's grace period (RFC 8594): "
+                                    "the HTTP date it stops working.",
+                                    "schema": {"type": "string"},
+                                },
                             }
                         )
         app.openapi_schema = schema

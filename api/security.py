@@ -28,6 +28,8 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from enum import Enum
 from typing import Any
 from urllib.parse import parse_qsl
@@ -76,6 +78,19 @@ class Principal:
     client_name: str | None
     tier: str | None
     macro_access: bool | None
+    rotated_at: datetime | None = None  # a key in a rotation's grace period: when it was rotated
+    sunset_at: datetime | None = None  # and when that grace period ends
+
+    def key_headers(self) -> dict[str, str]:
+        """On every response to a key in a rotation's grace period, the client is told it
+        is deprecated (RFC 9745 `Deprecation`, a Unix time) and when it stops working
+        (RFC 8594 `Sunset`, an HTTP date); nothing for any other caller."""
+        if self.rotated_at is None or self.sunset_at is None:
+            return {}
+        return {
+            "Deprecation": f"@{int(self.rotated_at.timestamp())}",
+            "Sunset": format_datetime(self.sunset_at.astimezone(UTC), usegmt=True),
+        }
 
     @property
     def is_admin(self) -> bool:
@@ -176,7 +191,16 @@ def _authenticate(request: Request, svc: Services, presented: str | None, conn: 
 
 
 def _client(record: KeyRecord) -> Principal:
-    return Principal("client", record.key_id, record.client_id, record.client_name, record.tier, record.macro_access)
+    return Principal(
+        "client",
+        record.key_id,
+        record.client_id,
+        record.client_name,
+        record.tier,
+        record.macro_access,
+        record.rotated_at,
+        record.expires_at,
+    )
 
 
 def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection | None) -> None:

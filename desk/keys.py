@@ -80,6 +80,7 @@ class KeyRecord:
     rate_limit: int | None
     macro_access: bool | None
     expires_at: datetime | None
+    rotated_at: datetime | None = None  # when a rotation with a grace period deprecated it (then expires_at ends it)
 
 
 PEPPER_MIN_CHARACTERS = 32  # 128 bits as hex, the least a random pepper gives (the generated one: 64 hex digits)
@@ -425,6 +426,7 @@ def record_of(rows: list, now: datetime) -> KeyRecord | None:
         state["rate_limit"],
         state["macro_access"],
         state["ended_at"],
+        state["rotated_at"],
     )
 
 
@@ -464,6 +466,7 @@ def _record(conn: Connection, key: dict[str, Any], now: datetime) -> KeyRecord |
         state["rate_limit"],
         state["macro_access"],
         state["ended_at"],
+        state["rotated_at"],
     )
 
 
@@ -476,6 +479,7 @@ def _state(events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
         "ended_at": None,
         "revoked_at": None,
         "rotated_to": None,
+        "rotated_at": None,
     }
     for event in events:
         if event["event"] in ("REVOKED", "ROTATED"):
@@ -485,6 +489,7 @@ def _state(events: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
                 state["revoked_at"] = end
             else:
                 state["rotated_to"] = event["detail"].get("new_key_id")
+                state["rotated_at"] = event["recorded_at"]
         elif event["effective_at"] <= now:
             field = {"RATE_LIMIT_SET": "rate_limit", "MACRO_ACCESS_SET": "macro_access", "TIER_SET": "tier"}[
                 event["event"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import timedelta
+from email.utils import parsedate_to_datetime
 
 import pytest
 from sqlalchemy import select
@@ -463,3 +464,23 @@ def test_revoking_a_successor_revokes_the_old_key_in_its_grace_period_too(api: A
     api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")  # the old key alone
     assert_problem(api.call("GET", "/api/portfolio", api.world.beta_key), 401)
     assert api.call("GET", "/api/portfolio", beta["api_key"]).status_code == 200
+
+
+def test_a_key_in_its_grace_period_is_answered_with_deprecation_and_sunset(api: Api) -> None:
+    """A key in a rotation's grace period worked with no word to its client until it
+    stopped: every answer to it now says it is deprecated (RFC 9745) and when it stops
+    working (RFC 8594), REST and GraphQL alike, errors included; no other key's does."""
+    rotated_at = api.clock.moment
+    new = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 7200}).json()
+    api.clock.moment += timedelta(seconds=90)
+    for answer in (
+        api.acme("GET", "/api/portfolio"),
+        api.acme("POST", "/graphql", json={"query": "{ __typename }"}),
+        api.acme("GET", "/api/market/history/NOPE"),
+    ):
+        assert answer.headers["Deprecation"] == f"@{int(rotated_at.timestamp())}", answer.headers
+        assert parsedate_to_datetime(answer.headers["Sunset"]) == rotated_at + timedelta(seconds=7200)
+        assert answer.headers["Sunset"].endswith(" GMT")
+    for key in (new["api_key"], api.world.beta_key, ADMIN_KEY):
+        answer = api.call("GET", "/api/portfolio", key)
+        assert answer.status_code == 200 and "Deprecation" not in answer.headers and "Sunset" not in answer.headers
