@@ -33,6 +33,7 @@ from api.graphql.pagination import (
     day,
     flag,
     keyed,
+    moment,
     row_id,
     text,
 )
@@ -45,6 +46,7 @@ CASH = Page("cashMovements", default=100, largest=1000, key=row_id, owned=True)
 SUGGESTIONS = Page("suggestions", default=50, largest=200, key=keyed(day, flag, text), owned=True)
 AI_DAYS = Page("aiDays", default=100, largest=500, key=day)
 AI_TRADES = Page("aiTrades", default=100, largest=1000, key=row_id)
+KEYS = Page("keys", default=100, largest=1000, key=keyed(moment, text))  # created_at, key_id
 
 
 def limit_query(page: Page) -> Any:
@@ -126,6 +128,7 @@ TradesQuery = Annotated[PageQuery, page_query(TRADES)]
 CashQuery = Annotated[PageQuery, page_query(CASH)]
 SuggestionsQuery = Annotated[PageQuery, page_query(SUGGESTIONS)]
 AIDaysQuery = Annotated[PageQuery, page_query(AI_DAYS)]
+KeysQuery = Annotated[PageQuery, page_query(KEYS)]
 
 
 def split(page: Page, keyed: Sequence[tuple[Any, Any]], size: int) -> tuple[list[Any], PageInfo]:

@@ -8,14 +8,18 @@ POST /api/keys/{key_id}/revoke withdraws it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends, Path, Request, status
 from fastapi.responses import Response
 
 from api.deps import AdminDep, ServicesDep
 from api.jsonbody import StrictJSONRoute
+from api.paging import KeysQuery
 from api.schemas.common import KEYED, problems
 from api.schemas.keys import (
     KeyInfo,
+    KeyPage,
     KeyRequest,
     MacroAccessRequest,
     NewKey,
@@ -55,10 +59,11 @@ def generate(request: KeyRequest, svc: ServicesDep, _: AdminDep) -> Response:
     return svc.desk.issue_key(request.client_name, request.tier, shown)
 
 
-@router.get("", response_model=list[KeyInfo], responses=problems(*KEYED, 403))
-def list_keys(svc: ServicesDep, _: AdminDep) -> list[KeyInfo]:
-    """Every key with client, tier, status and limits; never a secret."""
-    return [KeyInfo.model_validate(k) for k in svc.desk.list_keys()]
+@router.get("", response_model=KeyPage, responses=problems(*KEYED, 403))
+def list_keys(svc: ServicesDep, _: AdminDep, page: KeysQuery) -> dict[str, Any]:
+    """The keys with client, tier, status and limits, never a secret, in pages of `limit`
+    in the order they were issued; `next_cursor` leads to the later keys."""
+    return page.slice(svc.desk.list_keys(), key=lambda k: [k["created_at"], k["key_id"]])
 
 
 @router.post("/{key_id}/revoke", response_model=KeyInfo, responses=ADMIN_ERRORS)

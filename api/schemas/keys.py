@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from api.contract import ApiModel, Timestamp
-from api.schemas.common import example, example_of
+from api.schemas.common import CursorPage, example, example_of, page_example
 
 TierName = Literal["STANDARD", "PRO", "INSTITUTIONAL"]
 
@@ -81,6 +81,12 @@ class KeyInfo(ApiModel):
     rate_limit: int | None = Field(description="Requests per minute set for this key; null: the tier's default.")
     macro_access: bool | None = Field(description="Macro datasets switch; null: the tier's rule.")
     replaced_by: str | None
+
+
+class KeyPage(CursorPage):
+    model_config = page_example(KeyInfo)
+
+    items: list[KeyInfo] = Field(description="Keys in the order they were issued (created_at, then key_id).")
 
 
 class RotateRequest(ApiModel):

@@ -392,6 +392,6 @@ def test_keys_generate_list_never_show_secrets(api: Api) -> None:
     assert api.call("GET", "/api/portfolio", body["api_key"]).status_code == 200
     listing = api.admin("GET", "/api/keys")
     assert body["api_key"] not in listing.text and "svc-sk-" not in listing.text
-    mine = next(k for k in listing.json() if k["key_id"] == body["key_id"])
+    mine = next(k for k in listing.json()["items"] if k["key_id"] == body["key_id"])
     assert mine["status"] == "ACTIVE" and mine["tier"] == "INSTITUTIONAL" and mine["client_name"] == "Gamma Partners"
     assert ADMIN_KEY not in listing.text

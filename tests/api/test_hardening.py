@@ -611,7 +611,7 @@ def test_a_key_in_its_grace_period_cannot_be_rotated_again(api: Api) -> None:
     assert again["status"] == 409
     working = [
         k
-        for k in api.admin("GET", "/api/keys").json()
+        for k in api.admin("GET", "/api/keys").json()["items"]
         if k["client_id"] == first.json()["client_id"] and k["status"] == "ACTIVE"
     ]
     assert len(working) <= 2, working

@@ -42,7 +42,7 @@ def test_rotation_without_grace_replaces_the_key_at_once(api: Api) -> None:
     assert_problem(api.acme("GET", "/api/portfolio"), 401)
     same = api.call("GET", "/api/portfolio", new["api_key"]).json()
     assert same["portfolio_id"].startswith("client:") and same["cash"] == "200001.00"  # the same client's portfolio
-    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()["items"]}
     assert listing[api.world.acme_key_id]["status"] == "ROTATED"
     assert listing[api.world.acme_key_id]["replaced_by"] == new["key_id"]
     assert_problem(api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate"), 409, "rotated out", new["key_id"])
@@ -53,10 +53,10 @@ def test_a_revoked_key_cannot_be_rotated_a_conflict_not_an_input_error(api: Api)
     key's state that forbids it (409, like a second rotation), and nothing is issued."""
     key = api.world.acme_key_id
     api.admin("POST", f"/api/keys/{key}/revoke")
-    before = api.admin("GET", "/api/keys").json()
+    before = api.admin("GET", "/api/keys").json()["items"]
     body = assert_problem(api.admin("POST", f"/api/keys/{key}/rotate", json={"grace_seconds": 0}), 409, "is revoked")
     assert body["type"].endswith("/problems/conflict") and key in body["detail"]
-    assert api.admin("GET", "/api/keys").json() == before  # no key issued
+    assert api.admin("GET", "/api/keys").json()["items"] == before  # no key issued
     in_grace = api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate", json={"grace_seconds": 3600}).json()
     api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")  # revoked during its grace period
     assert_problem(api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate"), 409, "is revoked")
@@ -72,12 +72,12 @@ def test_a_key_that_was_rotated_or_revoked_cannot_be_tuned_its_successor_is_name
     old = api.world.acme_key_id
     rotated = api.admin("POST", f"/api/keys/{old}/rotate", json={"grace_seconds": 3600}).json()
     for path, body in changes:
-        before = api.admin("GET", "/api/keys").json()
+        before = api.admin("GET", "/api/keys").json()["items"]
         refused = assert_problem(api.admin("PUT", f"/api/keys/{old}/{path}", json=body), 409, "already rotated")
         assert rotated["key_id"] in refused["detail"]
-        assert api.admin("GET", "/api/keys").json() == before  # nothing stored
+        assert api.admin("GET", "/api/keys").json()["items"] == before  # nothing stored
         assert api.admin("PUT", f"/api/keys/{rotated['key_id']}/{path}", json=body).status_code == 200
-    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()["items"]}
     for key in (rotated["key_id"], old):
         assert (listing[key]["rate_limit"], listing[key]["tier"], listing[key]["macro_access"]) == (900, "PRO", True)
     api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")
@@ -91,7 +91,7 @@ def test_a_key_operation_refuses_an_idempotency_key_and_issues_nothing(api: Api)
     received. A key's secret is not stored, so the first answer cannot be replayed: the
     header is refused (after the admin check) and nothing is issued; the OpenAPI document
     lists the 409 a change of a rotated key answers."""
-    before = api.admin("GET", "/api/keys").json()
+    before = api.admin("GET", "/api/keys").json()["items"]
     retried = {"headers": {"Idempotency-Key": "abc"}}
     assert_problem(
         api.admin("POST", "/api/keys/generate", json={"client_name": "Lost Answer", "tier": "STANDARD"}, **retried),
@@ -100,7 +100,8 @@ def test_a_key_operation_refuses_an_idempotency_key_and_issues_nothing(api: Api)
         "GET /api/keys",
     )
     assert_problem(api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", **retried), 422, "Idempotency-Key")
-    assert api.admin("GET", "/api/keys", **retried).json() == before  # a read takes the header: it is the way back
+    # a read takes the header: it is the way back
+    assert api.admin("GET", "/api/keys", **retried).json()["items"] == before
     assert_problem(
         api.acme("POST", "/api/keys/generate", json={"client_name": "X", "tier": "PRO"}, **retried), 403
     )  # a client is refused as a client first
@@ -114,11 +115,11 @@ def test_a_client_name_with_an_invisible_character_is_refused_not_a_second_clien
     Alike", and a right-to-left override one that displays reordered: refused, naming the
     character, and nothing issued; a name that differs in spaces only is the same client."""
     first = api.admin("POST", "/api/keys/generate", json={"client_name": "Look Alike", "tier": "STANDARD"}).json()
-    before = api.admin("GET", "/api/keys").json()
+    before = api.admin("GET", "/api/keys").json()["items"]
     for name, where in (("Look\u200b Alike", "U+200B ZERO WIDTH SPACE"), ("Look\u202eekilA", "U+202E")):
         refused = api.admin("POST", "/api/keys/generate", json={"client_name": name, "tier": "STANDARD"})
         assert_problem(refused, 422, "client_name contains an invisible format character", where)
-    assert api.admin("GET", "/api/keys").json() == before
+    assert api.admin("GET", "/api/keys").json()["items"] == before
     spaced = api.admin("POST", "/api/keys/generate", json={"client_name": " Look   Alike ", "tier": "STANDARD"})
     assert spaced.json()["client_id"] == first["client_id"]
     composed = api.admin("POST", "/api/keys/generate", json={"client_name": "Caf\u00e9 Ltd", "tier": "STANDARD"})
@@ -134,7 +135,7 @@ def test_rotation_with_grace_keeps_the_old_key_until_it_ends(api: Api) -> None:
     api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 500})
     rotated = api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 3600}).json()
     assert api.acme("GET", "/api/portfolio").status_code == 200
-    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()["items"]}
     assert listing[api.world.acme_key_id]["status"] == "EXPIRING"
     assert listing[rotated["key_id"]]["rate_limit"] == 500  # carried to the new key
     api.clock.moment += timedelta(seconds=3599)
@@ -438,11 +439,11 @@ def test_a_change_to_the_successor_holds_on_the_old_key_in_its_grace_period(api:
     api.admin("PUT", f"/api/keys/{new['key_id']}/rate-limit", json={"per_minute": 2})
     answers = [api.call("GET", "/api/ai/performance", old_key) for _ in range(3)]
     assert_problem(answers[-1], 429, "over the limit of 2")
-    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()}
+    listing = {k["key_id"]: k for k in api.admin("GET", "/api/keys").json()["items"]}
     assert (listing[old]["tier"], listing[old]["rate_limit"], listing[old]["status"]) == ("STANDARD", 2, "EXPIRING")
     newer = api.admin("POST", f"/api/keys/{new['key_id']}/rotate", json={"grace_seconds": 0}).json()
     api.admin("PUT", f"/api/keys/{newer['key_id']}/rate-limit", json={"per_minute": 1})  # through a chain
-    assert {k["key_id"]: k["rate_limit"] for k in api.admin("GET", "/api/keys").json()}[old] == 1
+    assert {k["key_id"]: k["rate_limit"] for k in api.admin("GET", "/api/keys").json()["items"]}[old] == 1
 
 
 def test_revoking_a_successor_revokes_the_old_key_in_its_grace_period_too(api: Api) -> None:
@@ -458,7 +459,7 @@ def test_revoking_a_successor_revokes_the_old_key_in_its_grace_period_too(api: A
     assert revoked.status_code == 200 and revoked.json()["status"] == "REVOKED"
     for key in (newer["api_key"], new["api_key"], old_key):
         assert_problem(api.call("GET", "/api/portfolio", key), 401)
-    listing = {k["key_id"]: k["status"] for k in api.admin("GET", "/api/keys").json()}
+    listing = {k["key_id"]: k["status"] for k in api.admin("GET", "/api/keys").json()["items"]}
     assert (listing[old], listing[new["key_id"]], listing[newer["key_id"]]) == ("REVOKED", "ROTATED", "REVOKED")
     beta = api.admin("POST", f"/api/keys/{api.world.beta_key_id}/rotate", json={"grace_seconds": 3600}).json()
     api.admin("POST", f"/api/keys/{api.world.beta_key_id}/revoke")  # the old key alone
@@ -484,3 +485,28 @@ def test_a_key_in_its_grace_period_is_answered_with_deprecation_and_sunset(api: 
     for key in (new["api_key"], api.world.beta_key, ADMIN_KEY):
         answer = api.call("GET", "/api/portfolio", key)
         assert answer.status_code == 200 and "Deprecation" not in answer.headers and "Sunset" not in answer.headers
+
+
+def test_the_key_list_pages_and_a_walk_sees_every_key_once_while_keys_are_issued(api: Api) -> None:
+    """GET /api/keys answered every key ever issued in one list, however many: it pages
+    like every other list (`limit`, `cursor`), in the order keys were issued, and a key
+    issued between two pages is neither repeated nor skipped."""
+    for i in range(5):
+        api.admin("POST", "/api/keys/generate", json={"client_name": f"Paged {i}", "tier": "STANDARD"})
+        api.clock.moment += timedelta(seconds=1)
+    seen, cursor, pages = [], None, 0
+    while True:
+        page = api.admin("GET", "/api/keys", params={"limit": 2, **({"cursor": cursor} if cursor else {})}).json()
+        assert len(page["items"]) <= 2
+        seen += [k["key_id"] for k in page["items"]]
+        pages += 1
+        if pages == 2:
+            api.admin("POST", "/api/keys/generate", json={"client_name": "Late Fund", "tier": "PRO"})
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    everything = api.admin("GET", "/api/keys", params={"limit": 1000}).json()
+    assert seen == [k["key_id"] for k in everything["items"]] and len(seen) == len(set(seen))
+    assert everything["next_cursor"] is None and everything["items"][-1]["client_name"] == "Late Fund"
+    assert_problem(api.admin("GET", "/api/keys", params={"limit": 1001}), 422)
+    assert_problem(api.admin("GET", "/api/keys", params={"cursor": "bm90IGEgY3Vyc29y"}), 422)

@@ -24,7 +24,7 @@ from tests.conftest import ADMIN_KEY
 from tests.portfolio.seed import CALENDAR
 
 # A route without `limit` answers lists bounded by something other than what a client
-# writes (the listings, a fixed vocabulary, the keys an admin made): below the smallest
+# writes (the listings, a fixed vocabulary): below the smallest
 # page maximum, so a seeded collection it returned whole would exceed it.
 UNPAGED = paging.SUGGESTIONS.largest
 VALUES = {"symbol": "LIQ", "side": "buy", "quantity": "1"}  # required parameters' values in the walk
@@ -48,10 +48,10 @@ BOUNDED_FIELDS = {
 }
 
 
-def _seed(api: Api, trades: int, cash: int = 0, suggested: int = 0, ai_days: int = 0) -> str:
+def _seed(api: Api, trades: int, cash: int = 0, suggested: int = 0, ai_days: int = 0, keys: int = 0) -> str:
     """Rows appended straight to the ledger for Acme's portfolio (and AI days before the
-    world's): buy/sell pairs of one LIQ share, deposits of 1.00, pending suggestions for
-    Monday, executed days with nothing traded. Returns Acme's portfolio id."""
+    world's, client keys): buy/sell pairs of one LIQ share, deposits of 1.00, pending
+    suggestions for Monday, executed days with nothing traded. Returns Acme's portfolio id."""
     pid = api.acme("GET", "/api/portfolio/summary").json()["portfolio_id"]
     now = MORNING - timedelta(hours=1)
     rows: list[tuple[Any, list[dict[str, Any]]]] = [
@@ -112,6 +112,14 @@ def _seed(api: Api, trades: int, cash: int = 0, suggested: int = 0, ai_days: int
             [{"suggestion_id": f"S-seed-{i:05d}", "state": "PENDING", "recorded_at": now} for i in range(suggested)],
         ),
         (tables.portfolio_days, _ai_days(ai_days, now)),
+        (
+            tables.api_keys,
+            [
+                {"key_id": f"k-seed-{i:05d}", "client_id": "c-seed", "key_hash": f"{i:064x}", "tier": "STANDARD"}
+                | {"recorded_at": now}
+                for i in range(keys)
+            ],
+        ),
     ]
     with api.world.engine.begin() as conn:
         for table, values in rows:
@@ -163,6 +171,7 @@ def test_no_rest_route_or_graphql_list_answers_more_than_its_maximum_page(api: A
         "/api/portfolio/cash": paging.CASH,
         "/api/suggestions": paging.SUGGESTIONS,
         "/api/ai-portfolio/history": paging.AI_DAYS,
+        "/api/keys": paging.KEYS,
     }
     _seed(
         api,
@@ -170,6 +179,7 @@ def test_no_rest_route_or_graphql_list_answers_more_than_its_maximum_page(api: A
         cash=paging.CASH.largest + 1,
         suggested=paging.SUGGESTIONS.largest + 1,
         ai_days=paging.AI_DAYS.largest + 1,
+        keys=paging.KEYS.largest + 1,
     )
     schema = api.call("GET", "/openapi.json").json()
     walked = set()
@@ -241,12 +251,12 @@ def test_a_page_size_is_its_digits_and_nothing_else_on_every_route(api: Api) -> 
         if not any(p["name"] == "limit" for p in parameters):
             continue
         url = path.format(**{p["name"]: VALUES[p["name"]] for p in parameters if p["in"] == "path"})
-        caller = api.admin if "ai-portfolio" in path else api.acme
+        caller = api.admin if "ai-portfolio" in path or path.startswith("/api/keys") else api.acme
         assert caller("GET", url, params={"limit": "10"}).status_code == 200, path
         for text in ("1_0", "+5", " 5", "5.0", "٥"):
             assert_problem(caller("GET", url, params={"limit": text}), 422, "limit", "digits"), (path, text)
         walked += 1
-    assert walked >= 5  # the four ledger lists and market history
+    assert walked >= 6  # the four ledger lists, market history and the keys
 
 
 def _unwrap(kind: Any) -> tuple[str, bool]:

@@ -224,7 +224,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
     assert insights.status_code == 200 and len(insights.json()["parameters"]) == 3
     admin_key = admin_file.read_text().strip()
     admin = httpx.get(f"{base}/api/keys", headers={"X-API-Key": admin_key}, timeout=30)
-    assert [k["client_name"] for k in admin.json()] == ["Demo Client"]
+    assert [k["client_name"] for k in admin.json()["items"]] == ["Demo Client"]
 
     perf = httpx.get(f"{base}/api/ai/performance", headers={"X-API-Key": key}, timeout=30).json()
     binary = perf["validation"]["metrics"]["binary_accuracy"]
