@@ -571,9 +571,7 @@ def revoke(engine: Engine, key_id: str, now: datetime | None = None, respond: Re
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
         _key(conn, key_id)
-        c = tables.api_key_events.c
-        already = current_rows(conn, tables.api_key_events, where=[c.key_id == key_id, c.event == "REVOKED"])
-        stopped = [] if already else [key_id]
+        stopped = [] if _is_revoked(conn, key_id) else [key_id]
         stopped += [r.key_id for r in _working_predecessors(conn, key_id, moment)]
         if stopped:
             append_history(
@@ -600,9 +598,7 @@ def rotate(
     secret = _new_secret()
     with write_transaction(engine, "api-keys") as conn:
         old = _key(conn, key_id)
-        record = _record(conn, old, moment)
-        if record is None:  # a state, not an input: 409 like a second rotation
-            raise ConflictError(_ended_detail(conn, key_id, moment, "rotated"))
+        record = _working_record(conn, old, moment, "rotated")  # a state, not an input: 409 like a second rotation
         _not_rotated(conn, key_id, "rotate")  # in its grace period: a second rotation would leave three keys working
         if grace_seconds:  # without a grace period this key stops as its successor starts: two keys still
             _no_predecessor_working(conn, key_id, moment)
@@ -685,11 +681,30 @@ def _not_rotated(conn: Connection, key_id: str, verb: str) -> None:
         )
 
 
+def _is_revoked(conn: Connection, key_id: str) -> bool:
+    """Whether the key has a REVOKED event, whatever its moment: a revocation is never
+    scheduled, so one recorded after this write read its clock (a revocation that took the
+    lock first) holds for it too."""
+    c = tables.api_key_events.c
+    return bool(current_rows(conn, tables.api_key_events, where=[c.key_id == key_id, c.event == "REVOKED"]))
+
+
+def _working_record(conn: Connection, key: dict[str, Any], moment: datetime, done: str) -> KeyRecord:
+    """The key's record at `moment`, or ConflictError (`_ended_detail`) when it cannot be
+    `done` (rotated, changed): revoked (`_is_revoked`: a rotation that read its clock
+    before a concurrent revocation committed issued a working successor to the revoked
+    key), or rotated out by then."""
+    record = None if _is_revoked(conn, key["key_id"]) else _record(conn, key, moment)
+    if record is None:
+        raise ConflictError(_ended_detail(conn, key["key_id"], moment, done))
+    return record
+
+
 def _ended_detail(conn: Connection, key_id: str, moment: datetime, done: str) -> str:
     """Why a key that no longer works at `moment` cannot be `done` (rotated, changed):
     revoked, or rotated out."""
     view = _view(conn, key_id, moment)
-    if view["status"] == "REVOKED":
+    if _is_revoked(conn, key_id):
         return f"API key '{key_id}' is revoked and cannot be {done}; generate a new key for its client instead"
     verb = "rotate" if done == "rotated" else "change"
     return (
@@ -711,8 +726,7 @@ def set_option(
         _checked_tier(value)
     moment = now or utc_now()
     with write_transaction(engine, "api-keys") as conn:
-        if _record(conn, _key(conn, key_id), moment) is None:
-            raise ConflictError(_ended_detail(conn, key_id, moment, "changed"))
+        _working_record(conn, _key(conn, key_id), moment, "changed")
         _not_rotated(conn, key_id, "change")
         changed = [key_id, *(r.key_id for r in _working_predecessors(conn, key_id, moment))]
         append_history(
