@@ -141,7 +141,8 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
     """Cash, equity and positions valued at the latest priced day, as GET /api/portfolio
     values them: each with its price, market value, cost basis, purchase date and exit
     flags (DELISTED at the delisting rule's price, TRAPPED, UNPRICED...), so the values
-    add up to the equity; shares booked for a later session say until when they are pending;
+    add up to the equity; a name without a row says under it since when and when the
+    delisting rule delists it; shares booked for a later session say until when they are pending;
     the part of cash that is dividends not yet paid is named beside it (as GET
     /api/portfolio/summary's `dividends_receivable`). The AI portfolio before its first
     executed day: an empty book that says it has not started, as GET
@@ -165,6 +166,8 @@ def show(portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client
             f"cost {_amount(p.cost_basis):>14}  avg {_amount(p.average_cost):>10}  since {p.purchase_date}"
             f"{flags}{pending}"
         )
+        if p.stopped:
+            typer.echo(f"  {'':<10} {p.stopped}")
 
 
 def _amount(value: Decimal) -> str:

@@ -275,11 +275,11 @@ def carried_forward(
 ) -> Iterator[tuple[dict[str, MarketDay], dict[str, date]]]:
     """Each day's market of `priced` (days in date order, each with the names priced on it)
     with every name priced on an earlier day and not on this one carried at its last close
-    with no trades (on the day's share count: divided by `factor_between` the `splits`
-    since its last row; none for prices already split-adjusted), and the date of each
-    carried name's last row: what the delisting rule counts from (portfolio/delisting.py).
-    The one carry of the backtest's days (`prepare_days`) and the null record's replay
-    (views/null_record.py `replay_of`)."""
+    without a row (TRAPPED alone: portfolio/rails.py `exit_state`; on the day's share
+    count: divided by `factor_between` the `splits` since its last row; none for prices
+    already split-adjusted), and the date of each carried name's last row: what the
+    delisting rule counts from (portfolio/delisting.py). The one carry of the backtest's
+    days (`prepare_days`) and the null record's replay (views/null_record.py `replay_of`)."""
     last_seen: dict[str, MarketDay] = {}
     last_row: dict[str, date] = {}
     for day, today in priced:
@@ -287,7 +287,7 @@ def carried_forward(
         for symbol, seen in last_seen.items():
             if symbol not in today:
                 close = seen.close / factor_between(splits, symbol, last_row[symbol], day)
-                market[symbol] = MarketDay(symbol, close, 0, seen.adv_20)
+                market[symbol] = MarketDay(symbol, close, 0, seen.adv_20, without_row=True)
                 carried[symbol] = last_row[symbol]
         last_row.update(dict.fromkeys(today, day))
         last_seen.update(today)

@@ -10,8 +10,10 @@ the store, the exchange's DELISTING notice dated after the name's last row delis
 the notice's date, whatever the count (`DelistingRule.notices`, `stored_rule`). A
 session is a day on which the market has any row: the backtest's days, the store's dates
 with prices. Before then the position is carried at its last close with no trades
-(TRAPPED: out of liquid equity, as the rail says). A name that has a row again is no
-longer delisted (a long suspension that ended), and its gap counts afresh.
+(TRAPPED and nothing else: without a row its volume is unknown, not slow; out of liquid
+equity, as the rail says), and its position says so (`Absence.describe`: "no row since D
+(N sessions): ... delisted after 60 sessions without a row (M more) unless it has one
+again"). A name that has a row again is no longer delisted (a long suspension that ended), and its gap counts afresh.
 
 **What it is worth** (`DelistingRule.reading`, MARKETINTEL_DELISTED_VALUE): `nothing` (the
 default, conservative): nothing, until a corporate action gives a value per share (a
@@ -34,7 +36,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import date
 from typing import Protocol
 
@@ -150,6 +152,20 @@ class Absence:
     sessions: int
     delisted_on: date | None
 
+    def market_day(self, symbol: str) -> MarketDay:
+        """The day as the rail reads it: the last close, no row (TRAPPED, its volume unknown)."""
+        return MarketDay(symbol, self.last_close, 0, None, dated=self.last_row, without_row=True)
+
+    def describe(self, rule: DelistingRule) -> str:
+        """What a position in a name without a row, not yet delisted, shows: since when, and
+        what the rule does next."""
+        left = rule.after_sessions - self.sessions
+        return (
+            f"no row since {self.last_row.isoformat()} ({self.sessions} session{'s' * (self.sessions != 1)}): "
+            f"nothing can be sold; delisted after {rule.after_sessions} sessions without a row ({left} more) "
+            "unless it has one again"
+        )
+
 
 @dataclass(frozen=True)
 class DelistedPosition:
@@ -231,10 +247,18 @@ class BookView:
     names: dict[str, int]
     delisted: tuple[DelistedPosition, ...] = ()
     carried: dict[str, MarketDay] = field(default_factory=dict)
+    # each carried name's state in words (`Absence.describe`): what its position shows
+    stopped: dict[str, str] = field(default_factory=dict)
 
     def with_carried(self, market: Mapping[str, MarketDay]) -> dict[str, MarketDay]:
-        """`market` with the carried names it lacks."""
-        return {**self.carried, **market}
+        """`market` with the carried names it lacks, and each carried name it has (an earlier
+        session's day: its close, less a dividend since where the market took it off) read
+        as a day without a row: TRAPPED alone, not slow by an earlier session's volumes
+        (portfolio/rails.py `exit_state`)."""
+        out = {**self.carried, **market}
+        for symbol in self.carried:
+            out[symbol] = replace(out[symbol], without_row=True)
+        return out
 
     def value(self, reading: str | None = None) -> float:
         """The delisted positions' value under `reading` (the rule's by default)."""
@@ -255,7 +279,7 @@ class BookView:
 def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: DelistingRule, day: date) -> BookView:
     """`held` on `day` under `rule`: `absences` says, for each held name without a row on
     the day, its last row and how long it has gone without one."""
-    names, delisted, carried = {}, [], {}
+    names, delisted, carried, stopped = {}, [], {}, {}
     for symbol, quantity in held.items():
         absence = absences.get(symbol)
         if quantity <= 0 or absence is None:
@@ -263,7 +287,8 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
             continue
         if absence.delisted_on is None:
             names[symbol] = quantity
-            carried[symbol] = MarketDay(symbol, absence.last_close, 0, None, dated=absence.last_row)
+            carried[symbol] = absence.market_day(symbol)
+            stopped[symbol] = absence.describe(rule)
             continue
         delisted.append(
             DelistedPosition(
@@ -277,7 +302,7 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
                 rule.reading,
             )
         )
-    return BookView(names, tuple(sorted(delisted, key=lambda d: d.symbol)), carried)
+    return BookView(names, tuple(sorted(delisted, key=lambda d: d.symbol)), carried, stopped)
 
 
 # ---- the store's reading, for the live book and the positions -------------------------------

@@ -354,7 +354,8 @@ def plan_exit(
     if reason is None:
         reason = "turned AVOID: " + signal.reason if signal.reason else "turned AVOID"
     if sellable <= 0:
-        plan.skipped.append(Skip(day.symbol, "SELL", f"{reason}; but TRAPPED: no volume today", exit=state.as_dict()))
+        why = f"{reason}; but TRAPPED: {'no row' if day.without_row else 'no volume'} today"
+        plan.skipped.append(Skip(day.symbol, "SELL", why, exit=state.as_dict()))
         return Decimal(0)
     price, fee = (
         estimate("SELL", sellable, day, terms.fees, realistic)

@@ -9,6 +9,10 @@ Entry needs all four gates:
 
 Exit flags on a held position:
 - TRAPPED: no volume today. Nothing can be sold; the position is left out of liquid equity.
+  A name without a row on the day (`MarketDay.without_row`: its rows stopped, carried at
+  its last close by the delisting rule, portfolio/delisting.py) is TRAPPED and nothing
+  else: with no row its volume is unknown, not low, so it has no days to exit (None) and
+  no SLOW_EXIT, and no spread of the day (no HIGH_SPREAD).
 - SLOW_EXIT: more than 5 trading days to exit. Days to exit = quantity / (25% of ADV_20):
   we assume an exit may take at most a quarter of a normal day's volume without moving the
   price, the same participation that caps a partial exit, so a position becomes slow when
@@ -68,6 +72,9 @@ class MarketDay:
     spread_estimate_source: str = "estimate"  # its label (abdi_ranaldo, corwin_schultz, tick, range_window)
     # the session of `close` (None: not known); a name that did not trade on the day carries an earlier one
     dated: date | None = None
+    # True: the name has no row on the day at all (its rows stopped), carried at its last close
+    # (`dated`): nothing can be sold and its volume is unknown (`exit_state`)
+    without_row: bool = False
 
     def session(self) -> Session:
         """This day as the cost model's session (market/costs.py), the estimate included."""
@@ -135,7 +142,7 @@ class EntryCheckJson(TypedDict):
 
 class ExitStateJson(TypedDict):
     """The exit rail's state as a sell's rationale (or a held-back sell) stores it;
-    `days_to_exit` None for never (no volume)."""
+    `days_to_exit` None for never (no volume) or unknown (a day without a row)."""
 
     flags: list[str]
     days_to_exit: float | None
@@ -211,7 +218,7 @@ class ExitState:
     def as_dict(self) -> ExitStateJson:
         return {
             "flags": list(self.flags),
-            "days_to_exit": None if math.isinf(self.days_to_exit) else round(self.days_to_exit, 2),
+            "days_to_exit": round(self.days_to_exit, 2) if math.isfinite(self.days_to_exit) else None,
             "spread": self.spread,
             "spread_source": self.spread_source,
             "sellable_today": self.sellable_today,
@@ -220,7 +227,10 @@ class ExitState:
 
 def exit_state(day: MarketDay, quantity: int) -> ExitState:
     """The exit rail's flags for a position of `quantity` shares and how much of it can be
-    sold today: nothing when TRAPPED, 25% of today's volume when SLOW_EXIT, else all."""
+    sold today: nothing when TRAPPED, 25% of today's volume when SLOW_EXIT, else all. A day
+    without a row is TRAPPED alone, its days to exit unknown (NaN: `as_dict` None)."""
+    if day.without_row:
+        return ExitState((TRAPPED,), math.nan, None, "none", 0)
     flags: list[str] = []
     if day.volume <= 0:
         flags.append(TRAPPED)

@@ -132,6 +132,7 @@ class AIPosition(TypedDict):
     flags: tuple[str, ...]
     pending_quantity: Shares
     pending_until: date | None
+    stopped: str | None
     direction: str
     entered_as: str | None  # "slot" or "reserve" (the opening buy's `entry`); None: opened before it was kept
     rationale: Rationale

@@ -3,12 +3,13 @@ the totals (cash, equity, liquid equity, realised and unrealised PnL).
 
 Prices are each symbol's latest close on or before `day` (point in time); a symbol that
 did not trade on `day` is valued at its last close and flagged TRAPPED for that day, as
-the rail would. A symbol never priced is valued at its average cost and flagged
-UNPRICED, so equity never silently drops a holding. A symbol without a row for the
-delisting rule's sessions (portfolio/delisting.py, MARKETINTEL_DELIST_AFTER_SESSIONS), or
-that the exchange's DELISTING notice says is delisted, is flagged DELISTED and priced by
-the rule (nothing, unless a corporate action gives a value per share, or its last close),
-all of it out of liquid equity.
+the rail would; one without a row on `day` (its rows stopped) is TRAPPED alone and says
+since when and when the delisting rule delists it (`stopped`). A symbol never priced is
+valued at its average cost and flagged UNPRICED, so equity never silently drops a
+holding. A symbol without a row for the delisting rule's sessions (portfolio/delisting.py,
+MARKETINTEL_DELIST_AFTER_SESSIONS), or that the exchange's DELISTING notice says is
+delisted, is flagged DELISTED and priced by the rule (nothing, unless a corporate action
+gives a value per share, or its last close), all of it out of liquid equity.
 
 The answer is a `PortfolioValuation` (frozen), read by attribute: the REST bodies, the
 GraphQL types and the summaries (views/portfolio.py, which the reports read) start from it.
@@ -65,7 +66,8 @@ class PositionValue:
     realized_pnl: Money  # cents, of this symbol's closed shares
     # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED, or DELISTED
     flags: tuple[str, ...] = described(
-        "TRAPPED (no trade that day), SLOW_EXIT (over 5 days to exit), HIGH_SPREAD, UNPRICED (never priced: at its "
+        "TRAPPED (no trade that day; alone without a row: `stopped` says since when), SLOW_EXIT (over 5 days to "
+        "exit), HIGH_SPREAD, UNPRICED (never priced: at its "
         "average cost), DELISTED (the exchange's delisting notice, or no row for the delisting rule's sessions: at "
         "the rule's value)."
     )
@@ -74,6 +76,14 @@ class PositionValue:
     # count for a sell from `pending_until` (market.clock `session_of`, docs/portfolio.md).
     pending_quantity: Shares = described(PENDING_QUANTITY, default=0)
     pending_until: date | None = described(PENDING_UNTIL, default=None)
+    stopped: str | None = described(
+        "For a held name without a row from the exchange on the valuation day that the delisting rule has not yet "
+        "delisted: since when, how many sessions, and when the rule delists it unless it has a row again (e.g. "
+        "'no row since 2026-10-05 (12 sessions): nothing can be sold; delisted after 60 sessions without a row (48 "
+        "more) unless it has one again'); null otherwise. Its only flag is TRAPPED: without a row its volume is "
+        "unknown, so it has no days to exit.",
+        default=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
                 realized_pnl=to_cents(position.realized_pnl),
                 flags=flags,
                 **pending.get(symbol, {}),
+                stopped=view.stopped.get(symbol),
             )
         )
     market_value = sum((p.market_value for p in positions), Decimal(0))

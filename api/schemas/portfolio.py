@@ -49,6 +49,7 @@ class Position(ApiModel):
             "flags": [],
             "pending_quantity": 0,
             "pending_until": None,
+            "stopped": None,
         }
     )
 

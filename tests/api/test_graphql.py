@@ -15,7 +15,7 @@ from tests.conftest import ADMIN_KEY
 
 POSITION = (
     "symbol quantity costBasis averageCost purchaseDate price marketValue unrealizedPnl realizedPnl flags "
-    "pendingQuantity pendingUntil"
+    "pendingQuantity pendingUntil stopped"
 )
 TRADE = "tradeId tradingDate timestamp symbol side quantity price fees value origin rationale"
 BAR = (

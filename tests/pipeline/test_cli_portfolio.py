@@ -153,7 +153,7 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0] == "client:acme: cash 1,000.00, equity 5,700.00 at the 2026-11-20 closes"
-    assert [line.split() for line in lines[1:]] == [
+    assert [line.split() for line in lines[1:4]] == [
         ["DEL", "1,000", "price", "0.00", "value", "0.00", "cost", "40,000.00", "avg", "40.00", "since", str(gone),
          "DELISTED"],
         ["OFF", "100", "price", "45.00", "value", "4,500.00", "cost", "4,000.00", "avg", "40.00", "since", str(gone),
@@ -161,6 +161,11 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
         ["STP", "10", "price", "20.00", "value", "200.00", "cost", "200.00", "avg", "20.00", "since", str(DAY),
          "TRAPPED"],
     ]  # fmt: skip
+    # under a name without a row, what its position's `stopped` says
+    assert [line.strip() for line in lines[4:]] == [
+        f"no row since {CALENDAR.add_trading_days(DAY, -1)} (1 session): nothing can be sold; delisted after 60 "
+        "sessions without a row (59 more) unless it has one again"
+    ]
 
 
 @ON_SQLITE_ONLY
