@@ -29,6 +29,7 @@ re-decide `decided_frame`'s rows and read them back with `with_signals`.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
@@ -278,19 +279,30 @@ def carried_forward(
     without a row (TRAPPED alone: portfolio/rails.py `exit_state`; on the day's share
     count: divided by `factor_between` the `splits` since its last row; none for prices
     already split-adjusted), and the date of each carried name's last row: what the
-    delisting rule counts from (portfolio/delisting.py). The one carry of the backtest's
-    days (`prepare_days`) and the null record's replay (views/null_record.py `replay_of`)."""
+    delisting rule counts from (portfolio/delisting.py). A day a market gives for a name
+    from an earlier session (`MarketDay.dated` before the day: the store's market days carry
+    a name without a row for 60 calendar days, portfolio/market.py) is such a carry too,
+    from that session, so the gap counts from the name's last row, as the live book's does
+    (`stored_absences`), not from the last day a market still showed it. The one carry of
+    the backtest's days (`prepare_days`) and the null record's replay (views/null_record.py
+    `replay_of`)."""
     last_seen: dict[str, MarketDay] = {}
     last_row: dict[str, date] = {}
     for day, today in priced:
         market, carried = dict(today), {}
+        for symbol, seen in today.items():
+            if seen.dated is not None and seen.dated < day:  # the market's stale day: no row on this one
+                market[symbol], carried[symbol] = replace(seen, without_row=True), seen.dated
+                # kept on its last row's count, as a row is
+                last_seen[symbol] = replace(seen, close=seen.close * factor_between(splits, symbol, seen.dated, day))
+                last_row[symbol] = seen.dated
+            else:
+                last_seen[symbol], last_row[symbol] = seen, day
         for symbol, seen in last_seen.items():
             if symbol not in today:
                 close = seen.close / factor_between(splits, symbol, last_row[symbol], day)
                 market[symbol] = MarketDay(symbol, close, 0, seen.adv_20, without_row=True)
                 carried[symbol] = last_row[symbol]
-        last_row.update(dict.fromkeys(today, day))
-        last_seen.update(today)
         yield market, carried
 
 
@@ -364,9 +376,7 @@ def run_backtest(
     )
     if not days:
         return result
-    replay = _Replay(
-        days, fees, mandate, fills, result, Decimal(str(starting_cash)), {d.day: i for i, d in enumerate(days)}
-    )
+    replay = _Replay(days, fees, mandate, fills, result, Decimal(str(starting_cash)), [d.day for d in days])
     rows = [replay.day(number) for number in range(len(days))]
     result.curve = pd.DataFrame(rows)
     result.trades = pd.DataFrame(replay.trades)
@@ -385,7 +395,7 @@ class _Replay:
     fills: str
     result: BacktestResult
     cash: Decimal
-    position: dict[date, int] = field(default_factory=dict)  # each day's number
+    dates: list[date] = field(default_factory=list)  # each day's date, by its number
     held: dict[str, int] = field(default_factory=dict)
     pending: list[Order] = field(default_factory=list)
     decided_on: date | None = None
@@ -469,7 +479,7 @@ class _Replay:
             last_row = prepared.last_rows.get(symbol)
             if last_row is None:
                 continue
-            last = self.position[last_row]
+            last = bisect_right(self.dates, last_row) - 1  # its last row may be no day of the replay
             after = [d.day for d in self.days[last + 1 : min(number, last + rule.after_sessions) + 1]]
             delisted_on = rule.delisted_on(after, rule.notice(symbol, last_row, prepared.day))
             out[symbol] = Absence(last_row, prepared.market[symbol].close, number - last, delisted_on)
