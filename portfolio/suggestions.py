@@ -3,9 +3,10 @@
 For trading date D, every client and house portfolio is first credited the dividends it
 is owed up to D (`portfolio.dividends`), then gets the book's plan (the same `plan_book`
 and mandate as the AI portfolio, portfolio/book.py, on the portfolio's own cash and
-holdings at D) from the latest scored day before D and that day's market, read on D's
-share count (`market_days(..., count_of=D)`: a split with an ex-date after the scored day
-and on or before D divides its prices and multiplies its volumes, so a holding is valued
+holdings at D, under the same delisting rule: a delisted holding is none of its names)
+from the latest scored day before D and that day's market, read on D's share count
+(`market_days(..., count_of=D)`: a split with an ex-date after the scored day and on or
+before D divides its prices and multiplies its volumes, so a holding is valued
 and an order sized and priced on the count it is held on; the reason's `split_adjustment`
 says so) and as D's reference price (`portfolio.market.reference_market`: less the
 dividends going ex after the scored day and by D, so a sell is not paid the dividend in
@@ -71,6 +72,7 @@ from market.settings import Settings
 from portfolio import dividends, ledger
 from portfolio.ai import day_signals, fee_schedule, record_name
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
+from portfolio.delisting import BookView, book_view, stored_absences, stored_rule
 from portfolio.executor import PriceRule, Rationale
 from portfolio.ledger import TradeRejected, TradeRequest
 from portfolio.market import known_persistence, reference_market
@@ -289,7 +291,9 @@ def _suggest_for(
     # the scored day's market as D's reference: on D's share count, the count the holdings
     # are on, and less the dividends going ex by D
     market = reference_market(conn, scored, day)
-    book = BookDay(cash, held, signals, market.sessions, fee_schedule(settings), _band(conn, settings, day))
+    view = _under_delisting(conn, settings, held, days)
+    sessions = view.with_carried(market.sessions)
+    book = BookDay(cash, view.names, signals, sessions, fee_schedule(settings), _band(conn, settings, day))
     plan = plan_book(book, Mandate(), rebalance=True, outlook=outlook)
     left = [LeftOut(portfolio_id, s.symbol, s.side, s.reason) for s in plan.left_out]
     for order in left:
@@ -350,6 +354,16 @@ def _stale_set(conn: Connection, portfolio_id: str, day: date, scored: date) -> 
     append_history(conn, tables.suggestion_events, [_event(sid, portfolio_id, "EXPIRED") for sid in stale])
     log.warning("T2 for %s replaced %d suggestions of %s planned from older signals", day, len(stale), portfolio_id)
     return _Prior(True, len(stale))
+
+
+def _under_delisting(conn: Connection, settings: Settings, held: dict[str, int], days: tuple[date, date]) -> BookView:
+    """`held` under the delisting rule on the scored day `days[1]` (on trading day `days[0]`'s
+    share count), as the AI book plans (portfolio/delisting.py): a delisted holding is none
+    of the plan's names (no slot, no sell it could never fill), a name without a row is
+    carried at its last close."""
+    day, scored = days
+    rule = stored_rule(conn, settings, scored, held)
+    return book_view(held, stored_absences(conn, scored, held, rule, day), rule, scored)
 
 
 def _band(conn: Connection, settings: Settings, day: date) -> PriceRule:

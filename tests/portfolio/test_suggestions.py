@@ -501,3 +501,24 @@ def test_a_buy_confirmed_on_a_thinner_reference_session_is_refused_past_its_fill
     assert _events(engine, buy.suggestion_id) == ["PENDING"]
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("1000000")
+
+
+def test_a_delisted_holding_is_not_one_of_the_plans_names(store) -> None:
+    """A client's holding the exchange delisted (its DELISTING notice after its last row) is
+    worth the rule's value and can never be sold: the AI book leaves it out of its names
+    (portfolio/delisting.py), but the morning plan counted it as one of the mandate's slots, so
+    a book holding one saw a slot fewer to fill ("fills an empty slot (2 of 15)" for its first
+    live name) and a full one never replaced it. The plan reads the same rule."""
+    engine, settings, acme, _ = store
+    last_row = CALENDAR.add_trading_days(DAY, -1)
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("GONE", last_row, 5.0, 40_000, 4.99, 5.01)])
+        ledger.record_trade(
+            conn,
+            ledger.TradeRequest(acme, last_row, MORNING - timedelta(days=5), "GONE", "BUY", 100, Decimal("5.00")),
+        )
+    announce_action(engine, "GONE", "DELISTING", None, DAY, "GONE is delisted")
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert (pending.symbol, pending.side) == ("LIQ", "BUY")
+    assert pending.reason["reason"].startswith(f"fills an empty slot (1 of {BOOK_NAMES})"), pending.reason["reason"]
