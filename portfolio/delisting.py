@@ -189,6 +189,19 @@ class DelistedPosition:
     def value(self, reading: str | None = None) -> float:
         return self.quantity * self.price(reading)
 
+    def describe(self) -> str:
+        """What the position shows beside its DELISTED flag: since when, and what it is worth."""
+        if self.reading == LAST_CLOSE:
+            worth = f"its last close, {self.last_close:,.2f} a share, out of liquid equity"
+        elif self.settlement is not None:
+            worth = f"{self.settlement:,.2f} a share, the value a corporate action gives"
+        else:
+            worth = f"nothing until a corporate action gives a value per share (its last close: {self.last_close:,.2f})"
+        return (
+            f"delisted on {self.delisted_on.isoformat()} (no row since {self.last_row.isoformat()}, "
+            f"{self.sessions} session{'s' * (self.sessions != 1)}): worth {worth}"
+        )
+
     @property
     def valued_at(self) -> str:
         if self.reading == LAST_CLOSE:
@@ -247,7 +260,8 @@ class BookView:
     names: dict[str, int]
     delisted: tuple[DelistedPosition, ...] = ()
     carried: dict[str, MarketDay] = field(default_factory=dict)
-    # each carried name's state in words (`Absence.describe`): what its position shows
+    # each carried or delisted name's state in words (`Absence.describe`,
+    # `DelistedPosition.describe`): what its position shows
     stopped: dict[str, str] = field(default_factory=dict)
 
     def with_carried(self, market: Mapping[str, MarketDay]) -> dict[str, MarketDay]:
@@ -302,6 +316,7 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
                 rule.reading,
             )
         )
+    stopped |= {d.symbol: d.describe() for d in delisted}
     return BookView(names, tuple(sorted(delisted, key=lambda d: d.symbol)), carried, stopped)
 
 

@@ -77,11 +77,12 @@ class PositionValue:
     pending_quantity: Shares = described(PENDING_QUANTITY, default=0)
     pending_until: date | None = described(PENDING_UNTIL, default=None)
     stopped: str | None = described(
-        "For a held name without a row from the exchange on the valuation day that the delisting rule has not yet "
-        "delisted: since when, how many sessions, and when the rule delists it unless it has a row again (e.g. "
-        "'no row since 2026-10-05 (12 sessions): nothing can be sold; delisted after 60 sessions without a row (48 "
-        "more) unless it has one again'); null otherwise. Its only flag is TRAPPED: without a row its volume is "
-        "unknown, so it has no days to exit.",
+        "For a held name without a row from the exchange on the valuation day: since when, how many sessions, and "
+        "when the delisting rule delists it unless it has a row again (e.g. 'no row since 2026-10-05 (12 sessions): "
+        "nothing can be sold; delisted after 60 sessions without a row (48 more) unless it has one again'; its only "
+        "flag is TRAPPED: without a row its volume is unknown, so it has no days to exit); once DELISTED, since when "
+        "and what it is worth (e.g. 'delisted on 2026-12-29 (no row since 2026-10-05, 60 sessions): worth nothing "
+        "until a corporate action gives a value per share (its last close: 52.01)'); null for a name with a row.",
         default=None,
     )
 

@@ -52,4 +52,8 @@ def test_a_holding_without_rows_is_trapped_alone_and_says_when_the_rule_delists_
         assert summary["flags"] == {"LIQ": ["TRAPPED"]}
         assert graph == {"symbol": "LIQ", "flags": ["TRAPPED"], "stopped": told}
     held, summary, graph = _read_on(api, later[59], later[45:60])
-    assert (held["flags"], held["stopped"], graph["stopped"]) == (["DELISTED"], None, None)
+    told = (
+        f"delisted on {later[59].isoformat()} (no row since {last_row.isoformat()}, 60 sessions): worth nothing "
+        "until a corporate action gives a value per share (its last close: 52.01)"
+    )
+    assert (held["flags"], held["stopped"], graph["stopped"]) == (["DELISTED"], told, told)

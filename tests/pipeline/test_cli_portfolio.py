@@ -123,7 +123,8 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
     DELISTED, valued at the rule's price: nothing, or a cash offer) and one that did not
     trade on the day (TRAPPED) read like any other, and the equity left the delisted one out
     without a word. Each line now says its price, value and flags, as GET /api/portfolio
-    does, and the values add up to the equity on the first line."""
+    does, and the values add up to the equity on the first line; a name without a row says
+    under it since when and what the delisting rule did or will do (`stopped`)."""
     from datetime import UTC, datetime
 
     from portfolio import ledger
@@ -153,7 +154,7 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0] == "client:acme: cash 1,000.00, equity 5,700.00 at the 2026-11-20 closes"
-    assert [line.split() for line in lines[1:4]] == [
+    assert [line.split() for line in lines[1::2]] == [
         ["DEL", "1,000", "price", "0.00", "value", "0.00", "cost", "40,000.00", "avg", "40.00", "since", str(gone),
          "DELISTED"],
         ["OFF", "100", "price", "45.00", "value", "4,500.00", "cost", "4,000.00", "avg", "40.00", "since", str(gone),
@@ -161,10 +162,15 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
         ["STP", "10", "price", "20.00", "value", "200.00", "cost", "200.00", "avg", "20.00", "since", str(DAY),
          "TRAPPED"],
     ]  # fmt: skip
-    # under a name without a row, what its position's `stopped` says
-    assert [line.strip() for line in lines[4:]] == [
+    # under each name without a row, what its position's `stopped` says
+    delisted_on = CALENDAR.add_trading_days(gone, 60)
+    assert [line.strip() for line in lines[2::2]] == [
+        f"delisted on {delisted_on} (no row since {gone}, 70 sessions): worth nothing until a corporate action gives "
+        "a value per share (its last close: 40.00)",
+        f"delisted on {delisted_on} (no row since {gone}, 70 sessions): worth 45.00 a share, the value a corporate "
+        "action gives",
         f"no row since {CALENDAR.add_trading_days(DAY, -1)} (1 session): nothing can be sold; delisted after 60 "
-        "sessions without a row (59 more) unless it has one again"
+        "sessions without a row (59 more) unless it has one again",
     ]
 
 
