@@ -28,8 +28,10 @@ from market.clock import TradingCalendar, exchange_date
 from market.contract import JsonOf
 from market.money import Money
 from market.plain import JsonValue, to_plain
+from market.settings import get_settings
 from portfolio import ledger
 from portfolio.ai import DayFill, ExecutedDay
+from portfolio.delisting import book_view, stored_absences, stored_rule
 from portfolio.market import market_days
 from portfolio.rails import TRAPPED, exit_state
 from store import tables
@@ -172,16 +174,25 @@ def _ai_portfolio(conn: Connection, calendar: TradingCalendar, day: date) -> Por
     # held into `day`, on its count
     book = ledger.replay(trades, stored_splits(conn, day, {t["symbol"] for t in trades}))
     positions = {s: p.quantity for s, p in book.items() if p.quantity > 0}
-    today = market_days(conn, day, list(positions))
-    previous = market_days(conn, calendar.previous_trading_day(day), list(positions))
-    trapped_now = {s for s, q in positions.items() if s in today and TRAPPED in exit_state(today[s], q).flags}
-    trapped_before = {s for s, q in positions.items() if s in previous and TRAPPED in exit_state(previous[s], q).flags}
+    trapped_now = _trapped(conn, day, positions)
+    trapped_before = _trapped(conn, calendar.previous_trading_day(day), positions)
     return {
         "last_executed": last,
         "positions": len(positions),
         "trapped": sorted(trapped_now),
         "newly_trapped": sorted(trapped_now - trapped_before),
     }
+
+
+def _trapped(conn: Connection, day: date, positions: dict[str, int]) -> set[str]:
+    """The `positions` TRAPPED at `day`'s close under the delisting rule, as the AI book and
+    its positions read them (portfolio/delisting.py): a name without a row is carried at its
+    last close until the rule delists it (the market days drop it after 60 calendar days),
+    and a delisted one is DELISTED, not TRAPPED."""
+    rule = stored_rule(conn, get_settings(), day, positions)
+    view = book_view(positions, stored_absences(conn, day, positions, rule), rule, day)
+    market = view.with_carried(market_days(conn, day, list(view.names)))
+    return {s for s, q in view.names.items() if s in market and TRAPPED in exit_state(market[s], q).flags}
 
 
 def _model(conn: Connection, day: date, model_id: str | None) -> ModelFacts:

@@ -190,6 +190,13 @@ def test_the_live_book_delists_a_held_name_whose_rows_end_and_its_day_and_positi
         0,
     )
     assert before.flags == ("TRAPPED",) and before.market_value == held * 50
+    # the day's analysis says the same: TRAPPED while carried, and not once delisted (the market
+    # days still show a name without a row for 60 calendar days, volume 0)
+    from analysis.day_facts import _ai_portfolio
+
+    with engine.connect() as conn:
+        carried_facts, delisted_facts = (_ai_portfolio(conn, CALENDAR, d) for d in sessions[2:4])
+    assert (carried_facts["trapped"], delisted_facts["trapped"], delisted_facts["newly_trapped"]) == (["LIQ"], [], [])
 
 
 def test_the_exchanges_notice_delists_a_name_in_a_replay_as_in_the_live_book() -> None:
