@@ -33,18 +33,25 @@ Rules (each as the valuation from scratch had them, and stated once here):
   the name at the close before): views/valuation.py `_ex_dividend`'s rule, day by day, so
   the credit, effective at the ex-date's close, is counted once however long the name
   goes without a trade; a holder not credited keeps the close with the dividend in it;
+- a holding the delisting rule delists on a day (portfolio/delisting.py: the exchange's
+  DELISTING notice after its last close, or the rule's sessions without a close, counted
+  over the book's days) is worth what the rule says from that day (nothing until a
+  corporate action gives a value per share, or its last close under `last_close`), as its
+  position is (views/valuation.py), not its last close for ever;
 - the first day's closes are seeded with the closes of the SEED_DAYS calendar days before
   the book's first day (the reader's choice, views/book_record.py).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import TypeVar
 
+from portfolio.delisting import LAST_CLOSE, DelistingRule
 from portfolio.ledger import Position, replay
 from portfolio.rows import LedgerRow
 from store.splits import Split, factor_between
@@ -94,6 +101,7 @@ class Checkpoint:
     cash: Decimal
     book: dict[str, Position]
     closes: dict[str, float]
+    rows: dict[str, date] = field(default_factory=dict)  # the session of each symbol's latest close
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,7 @@ class Resume:
     cash: Decimal
     book: dict[str, Position]
     closes: dict[str, float]
+    rows: dict[str, date] = field(default_factory=dict)  # the session of each close in `closes`
 
 
 @dataclass
@@ -140,7 +149,7 @@ class BookDays:
             del values[count:]
         if point is None:
             return Resume(None, Decimal(0), {}, dict(seed))
-        return Resume(point.day, point.cash, _copy(point.book), dict(point.closes))
+        return Resume(point.day, point.cash, _copy(point.book), dict(point.closes), dict(point.rows))
 
     def extend(
         self,
@@ -150,19 +159,22 @@ class BookDays:
         cash: Sequence[CashRow],
         splits: Sequence[Split],
         dividends: Sequence[ExDividend] = (),
+        delisting: DelistingRule | None = None,
     ) -> None:
         """Value `market`'s days (those after `resume.after`, in order) from `resume`, with
         the trades, cash entries, splits and dividends dated after it (any order: sorted
-        here; those dated after the last market day wait for theirs)."""
+        here; those dated after the last market day wait for theirs); a holding `delisting`
+        says is delisted on a day is worth what it says (module docstring)."""
         trades = sorted(trades, key=lambda t: t["trading_date"])
         entries = sorted(cash, key=lambda e: e.day)
         splits = sorted(splits, key=lambda x: x.ex_date)
         going_ex = sorted(dividends, key=lambda x: x.ex_date)
-        balance, book, closes = resume.cash, resume.book, resume.closes
+        balance, book, closes, rows = resume.cash, resume.book, resume.closes, resume.rows
         t = e = s = d = 0
         for market_day in market:
             day = market_day.day
             closes.update(market_day.closes)
+            rows.update(dict.fromkeys(market_day.closes, day))
             batch, t = _through(trades, t, day, lambda r: r["trading_date"])
             due, s = _through(splits, s, day, lambda x: x.ex_date)
             ex, d = _through(going_ex, d, day, lambda x: x.ex_date)
@@ -175,9 +187,34 @@ class BookDays:
                 balance += entries[e].amount
                 flows.append(float(entries[e].amount) if entries[e].kind in EXTERNAL_FLOWS else 0.0)
                 e += 1
-            value = sum(p.quantity * closes[sym] for sym, p in book.items() if p.quantity > 0 and sym in closes)
+            prices = self._under_delisting(day, closes, rows, book, delisting)
+            value = sum(p.quantity * prices[sym] for sym, p in book.items() if p.quantity > 0 and sym in prices)
             self._append(day, balance, value, flows)
-            self._checkpoint(day, balance, book, closes)
+            self._checkpoint(day, balance, book, closes, rows)
+
+    def _under_delisting(
+        self,
+        day: date,
+        closes: dict[str, float],
+        rows: dict[str, date],
+        book: dict[str, Position],
+        rule: DelistingRule | None,
+    ) -> dict[str, float]:
+        """`closes` with each holding the rule delists on `day` at the rule's price: the gap
+        after its last close counted over the book's days (those before its first day are
+        not counted), or the exchange's notice after it (portfolio/delisting.py)."""
+        if rule is None:
+            return closes
+        prices = dict(closes)
+        for symbol, position in book.items():
+            last = rows.get(symbol)
+            if position.quantity <= 0 or last is None or last >= day:
+                continue
+            after = [*self.dates[bisect_right(self.dates, last) :], day]
+            if rule.delisted_on(after, rule.notice(symbol, last, day)) is not None:
+                settled = rule.settlement(symbol, day)
+                prices[symbol] = closes[symbol] if rule.reading == LAST_CLOSE else settled or 0.0
+        return prices
 
     def _append(self, day: date, cash: Decimal, value: float, flows: list[float]) -> None:
         """The day's values; `flows`: each movement from outside (in positive, out negative),
@@ -189,11 +226,13 @@ class BookDays:
         self.withdrawals.append(-sum(f for f in flows if f < 0))
         self.exposure.append(value / equity if equity > 0 else float("nan"))
 
-    def _checkpoint(self, day: date, cash: Decimal, book: dict[str, Position], closes: dict[str, float]) -> None:
+    def _checkpoint(
+        self, day: date, cash: Decimal, book: dict[str, Position], closes: dict[str, float], rows: dict[str, date]
+    ) -> None:
         """A checkpoint at `day` (the newest); the previous newest goes unless it is on the grid
         or the day before this one."""
         count = len(self.dates)
-        self.checkpoints.append(Checkpoint(day, count, cash, _copy(book), dict(closes)))
+        self.checkpoints.append(Checkpoint(day, count, cash, _copy(book), dict(closes), dict(rows)))
         if len(self.checkpoints) >= 3:
             older = self.checkpoints[-3]
             if older.count % CHECKPOINT_EVERY:

@@ -11,7 +11,7 @@ ones the state has not seen. A read:
 1. reads the version (one statement); the same version: the record kept is the answer;
 2. adds the new trades to the totals (ids between the two stamps);
 3. finds the earliest date the new rows touch (a trade's or cash entry's date, a close's
-   trading date, a split's ex-date) and revalues the days from the latest checkpoint before
+   trading date, a split's ex-date, a delisting notice's date) and revalues the days from the latest checkpoint before
    it (`BookDays.resume_before`): a trade or deposit of today touches no valued day until
    today's closes arrive; today's closes value one new day; a corrected close of last
    month revalues from there. A row dated before the book's first day starts it again.
@@ -46,8 +46,10 @@ from sqlalchemy.sql.elements import ColumnElement
 from market.clock import EXCHANGE_TZ, exchange_date
 from market.costs import CostBreakdown
 from market.fees import FeeSchedule
+from market.settings import get_settings
 from portfolio import dividends, ledger
 from portfolio.book_days import SEED_DAYS, BookDays, CashRow, ExDividend, MarketDay, Resume
+from portfolio.delisting import stored_rule
 from portfolio.track_record import TrackRecord, daily_returns, statistics
 from store import tables
 from store.history import Part, newest_ids
@@ -214,7 +216,7 @@ def _first_changed(conn: Connection, portfolio_id: str, before: BookVersion, now
         select(t.trading_date).where(t.portfolio_id == portfolio_id, t.id > before.trades, t.id <= now.trades),
         select(p.trading_date).where(p.id > before.prices, p.id <= now.prices),
         select(a.action_date).where(
-            a.kind.in_(("SPLIT", RENAME, "DIVIDEND")), a.id > before.actions, a.id <= now.actions
+            a.kind.in_(("SPLIT", RENAME, "DIVIDEND", "DELISTING")), a.id > before.actions, a.id <= now.actions
         ),
         _renames_relisted(before, now),
     )
@@ -241,7 +243,7 @@ def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume
     if after is None:
         seed_from = days.start - timedelta(days=SEED_DAYS)
         seed, closed = _seed(conn, seed_from, days.start, version)
-        resume = Resume(None, resume.cash, resume.book, seed)
+        resume = Resume(None, resume.cash, resume.book, seed, dict(closed))
     market = _market_days(conn, after if after is not None else days.start - timedelta(days=1), version)
     if not market:
         return
@@ -250,7 +252,8 @@ def _revalue(conn: Connection, portfolio_id: str, days: BookDays, resume: Resume
     held = set(resume.book) | {t["symbol"] for t in trades} | {s.new_symbol for s in splits if s.new_symbol}
     since = {symbol: closed.get(symbol, after or days.start) for symbol in held}
     going_ex = _going_ex(conn, portfolio_id, since, version)
-    days.extend(resume, market, trades, _cash_rows(conn, portfolio_id, after, version), splits, going_ex)
+    rule = stored_rule(conn, get_settings(), market[-1].day, held)
+    days.extend(resume, market, trades, _cash_rows(conn, portfolio_id, after, version), splits, going_ex, rule)
 
 
 def _going_ex(conn: Connection, portfolio_id: str, closed: dict[str, date], version: BookVersion) -> list[ExDividend]:

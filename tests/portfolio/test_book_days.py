@@ -128,9 +128,9 @@ def test_a_change_revalues_only_the_days_it_touches(settings: Settings, monkeypa
     valued: list[int] = []
     real = BookDays.extend
 
-    def counting(self, resume, market, trades, cash, splits, dividends=()):
+    def counting(self, resume, market, trades, cash, splits, dividends=(), delisting=None):
         valued.append(len(market))
-        return real(self, resume, market, trades, cash, splits, dividends)
+        return real(self, resume, market, trades, cash, splits, dividends, delisting)
 
     monkeypatch.setattr(BookDays, "extend", counting)
 
@@ -283,3 +283,39 @@ def test_a_split_on_a_day_the_name_did_not_trade_is_no_return(settings: Settings
         catch_up(conn, pid, state, book_version(conn, pid))
     equity = dict(zip(state.days.dates, state.days.equity, strict=True))
     assert equity[MARKET[2]] == equity[MARKET[3]] == equity[MARKET[4]] == equity[MARKET[5]]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_delisting_notice_stored_later_revalues_the_days_from_its_date(settings: Settings) -> None:
+    """EEE's closes stop after MARKET[10]; the exchange's DELISTING notice dated MARKET[14]
+    arrives after the record was read, with no close beside it: the kept record revalues the
+    days from the notice (EEE worth nothing from it, as its position reads) and equals one
+    valued from scratch."""
+    engine = service_engine(settings)
+    rows = [
+        {"symbol": s, "trading_date": d, "close": 10.0, "volume": 10_000, "source": "test"}
+        for d in MARKET[:30]
+        for s in ("AAA", "EEE")
+        if s == "AAA" or d <= MARKET[10]
+    ]
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, rows)
+    pid = open_client_portfolio(engine, "acme")
+    _cash(engine, pid, "10000", _at(MARKET[0]))
+    _trade(engine, pid, MARKET[2], "EEE", "BUY", 100)
+    records = TrackRecords()
+    with engine.connect() as conn:
+        records.client(conn, pid)
+    notice = {"symbol": "EEE", "action_date": MARKET[14], "kind": "DELISTING", "amount": None, "source": "test"}
+    with engine.begin() as conn:
+        append_history(conn, tables.corporate_actions, [notice])
+    with engine.connect() as conn:
+        kept = records.client(conn, pid)
+        fresh_state = BookState()
+        catch_up(conn, pid, fresh_state, book_version(conn, pid))
+        fresh = book_record.portfolio_track_record(conn, pid)
+    _same(records._books[pid].days, fresh_state.days)
+    assert kept == fresh
+    equity = dict(zip(fresh_state.days.dates, fresh_state.days.equity, strict=True))
+    cash = 10_000 - 1_250 - 3.10
+    assert (equity[MARKET[13]], equity[MARKET[14]]) == (pytest.approx(cash + 1_000), pytest.approx(cash))
