@@ -184,19 +184,36 @@ def daily_ic(
 
 def daily_tercile_spread(f: pd.DataFrame, order: list[str], label: str = "forward_return") -> pd.Series:
     """Per day with at least MIN_DAY_ROWS rows: the mean `label` of the top third of the
-    rows ranked by `order` (the first column, ties by the next) minus the bottom third's."""
+    rows ranked by `order` (the first column, ties by the next) minus the bottom third's.
+    Rows tied on every column of `order` share the places they take between them: each
+    counts in a third for the share of those places that lie in it, so the spread is the
+    mean over every order of the tied rows, the same whatever order the rows came in."""
     if order[0] not in f or label not in f:
         return pd.Series(dtype=float)
-    d = f[["date", *[c for c in order if c in f], label]].dropna(subset=[order[0], label])
+    keys = [c for c in order if c in f]
+    d = f[["date", *keys, label]].dropna(subset=[order[0], label])
     d = d[d.groupby("date")["date"].transform("size").to_numpy() >= MIN_DAY_ROWS]
     if d.empty:
         return pd.Series(dtype=float)
-    d = d.sort_values(["date", *[c for c in order if c in d]], kind="stable")
-    by = d.groupby("date", sort=False)
-    share = (by.cumcount() + 1) / by["date"].transform("size")
-    top = d[label].where(share > 2 / 3).groupby(d["date"]).mean()
-    bottom = d[label].where(share <= 1 / 3).groupby(d["date"]).mean()
+    d = d.sort_values(["date", *keys], kind="stable")
+    top, bottom = (
+        (d[label] * w).groupby(d["date"]).sum() / w.groupby(d["date"]).sum() for w in _tercile_shares(d, keys)
+    )
     return (top - bottom).dropna()
+
+
+def _tercile_shares(d: pd.DataFrame, keys: list[str]) -> tuple[pd.Series, pd.Series]:
+    """Each row's share in its day's top third and in its bottom third (`d` sorted by date
+    and `keys`): of the places (1 to n) that its block of rows tied on `keys` takes, the
+    share above 2n/3 and the share at most n/3 (a row tied with none: 1 or 0)."""
+    place = d.groupby("date", sort=False).cumcount() + 1
+    n = d.groupby("date", sort=False)["date"].transform("size")
+    block = place.groupby(d.groupby(["date", *keys], sort=False, dropna=False).ngroup())
+    first, last = block.transform("min"), block.transform("max")
+    size = last - first + 1
+    top = (last - np.maximum(first, (2 * n) // 3 + 1) + 1).clip(lower=0) / size
+    bottom = (np.minimum(last, n // 3) - first + 1).clip(lower=0) / size
+    return top, bottom
 
 
 def product_tercile_spread(f: pd.DataFrame, label: str = "forward_return") -> pd.Series:

@@ -261,3 +261,25 @@ def test_the_monitor_and_the_records_count_a_p_up_of_one_half_alike() -> None:
     )
     monitored = METRICS["live_accuracy"][0](np.array([0.5, 0.5]), np.array([0.0, 0.0]))
     assert monitored == evaluate(frame)["binary_accuracy"]["value"] == 1.0
+
+
+def test_the_tercile_spread_shares_tied_places_whatever_order_the_rows_come_in() -> None:
+    """Five names tied at 0 and one at 1: the top third's two places are the 1 and one of
+    the five, the bottom third's two places two of the five; each of the five counts for a
+    fifth of the top place and two fifths of the bottom ones (the mean over every order)."""
+    from models.metrics import daily_tercile_spread
+
+    f = pd.DataFrame(
+        {
+            "date": ["d"] * 6,
+            "symbol": ["A", "B", "C", "D", "E", "F"],
+            "expected_return": [0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+            "forward_return": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+        }
+    )
+    top, bottom = (5.0 + 10.0 / 5) / 2, (10.0 * 2 / 5) / 2
+    for rows in (f, f.iloc[::-1], f.iloc[[3, 0, 4, 1, 2, 5]]):
+        assert daily_tercile_spread(rows, ["expected_return"]).tolist() == [pytest.approx(top - bottom)]
+    # a tie the next column breaks is ranked by it, as before
+    ranked = f.assign(p_up=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6]).iloc[::-1]
+    assert daily_tercile_spread(ranked, ["expected_return", "p_up"]).tolist() == [pytest.approx(4.5 - 0.5)]
