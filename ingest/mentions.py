@@ -8,7 +8,11 @@
 - A name counts case-insensitively as a whole phrase, with or without its legal suffix
   ("Kingston Commercial Bank Limited", "Kingston Commercial Bank").
   The legal suffix is a legal form (Limited, Ltd, plc, Inc, Company, Co, Corporation,
-  Corp), never "Group" or "Holdings", without which a name is a common phrase.
+  Corp), never "Group" or "Holdings", without which a name may be a common phrase.
+- A name without its "Group" or "Holdings" (its short name, of two words or more: "Harbour
+  Retail") counts only as a company is written: with the name's capitals, not after "the"
+  (a place: "the Blue Lagoon") and not followed by another capitalised word on its line
+  (a longer name: "Caribbean Financial Action Task Force").
 - ALIASES holds the short names the press uses, each distinctive (never a place: "Blue
   Mountain", "Kingston Commercial" district); each alias is tested.
 """
@@ -23,6 +27,7 @@ from market.budget import Deadline
 # legal forms only: "Group" and "Holdings" are part of a name ("Caribbean Financial" and
 # "Blue Lagoon" alone are a task force's and a bay's)
 _SUFFIXES = re.compile(r"\s+(limited|ltd\.?|plc|inc\.?|company|co\.?|corporation|corp\.?)$", re.I)
+_GROUP = re.compile(r"\s+(group|holdings)$", re.I)  # dropped for the short name, as a company is written
 
 ALIASES: dict[str, list[str]] = {
     "KCB": ["KC Bank"],
@@ -52,6 +57,17 @@ def _among_capitals(text: str, start: int, end: int, symbols: set[str]) -> bool:
     return any(word.isupper() and word not in symbols for word in words)
 
 
+def _phrase(phrase: str) -> re.Pattern[str]:
+    """A name or an alias as a whole phrase, in any case."""
+    return re.compile(r"(?<![\w&])" + re.escape(phrase) + r"(?![\w&])", re.I)
+
+
+def _short_name(short: str) -> re.Pattern[str]:
+    """A name without its "Group" or "Holdings" as a company is written (module docstring):
+    its own capitals, not after "the", not before another capitalised word on its line."""
+    return re.compile(r"(?<![\w&])(?<![Tt]he )" + re.escape(short) + r"(?![\w&])(?![ \t]+[A-Z])")
+
+
 @dataclass(frozen=True)
 class Mention:
     symbol: str
@@ -62,18 +78,20 @@ class InstrumentMatcher:
     def __init__(self, instruments: list[dict], aliases: dict[str, list[str]] | None = None) -> None:
         aliases = ALIASES if aliases is None else aliases
         self._symbols = {i["symbol"] for i in instruments}
-        phrases: list[tuple[str, str, str]] = []
+        phrases: list[tuple[re.Pattern[str], int, str, str]] = []
         for instrument in instruments:
-            name = instrument.get("name") or ""
+            name, symbol = instrument.get("name") or "", instrument["symbol"]
             for phrase in {name, _SUFFIXES.sub("", name)}:
                 if len(phrase) >= 4:
-                    phrases.append((phrase, instrument["symbol"], "name"))
-            for alias in aliases.get(instrument["symbol"], []):
-                phrases.append((alias, instrument["symbol"], "alias"))
-        phrases.sort(key=lambda p: -len(p[0]))  # longest first: "Island Savings Bank" before "Island Savings"
-        self._phrases = [
-            (re.compile(r"(?<![\w&])" + re.escape(p) + r"(?![\w&])", re.I), s, how) for p, s, how in phrases
-        ]
+                    phrases.append((_phrase(phrase), len(phrase), symbol, "name"))
+            if (short := _GROUP.sub("", _SUFFIXES.sub("", name))) != _SUFFIXES.sub("", name) and len(
+                short.split()
+            ) >= 2:
+                phrases.append((_short_name(short), len(short), symbol, "name"))
+            for alias in aliases.get(symbol, []):
+                phrases.append((_phrase(alias), len(alias), symbol, "alias"))
+        phrases.sort(key=lambda p: -p[1])  # longest first: "Island Savings Bank" before "Island Savings"
+        self._phrases = [(pattern, s, how) for pattern, _, s, how in phrases]
         self._symbol_pattern = re.compile(r"(?<![\w.&-])([A-Z][A-Z0-9]{1,9})(?![\w&-])")
 
     def find(self, text: str, deadline: Deadline | None = None) -> list[Mention]:

@@ -28,6 +28,11 @@ def symbols(text: str) -> list[str]:
         ("Caribbean Financial Group posts a record profit", ["CFG"]),
         ("Blue Lagoon Holdings opens a hotel", ["BLH"]),
         ("Manchester Coffee Growers says Blue Mountain coffee exports rose 12%", ["MCG"]),  # a place, not BMD
+        # a name without its "Group" or "Holdings", as a company is written
+        ("Harbour Retail opens ten stores", ["HRG"]),
+        ("Shares of Harbour Retail's parent fell", ["HRG"]),
+        ("QUARTERLY REPORT\nHarbour Retail\nNet profit rose", ["HRG"]),
+        ("Blue Lagoon said on Monday it would open a hotel", ["BLH"]),
     ],
 )
 def test_symbols_and_names(text: str, expected: list[str]) -> None:
@@ -47,6 +52,10 @@ def test_symbols_and_names(text: str, expected: list[str]) -> None:
         # "Group" and "Holdings" are no legal form: without them a name is a common phrase
         "Caribbean Financial Action Task Force puts the island under increased monitoring",
         "Tourists return to the Blue Lagoon in Portland after the storm",
+        "The Harbour Retail Park reopens",  # a longer name
+        "New harbour retail space opens downtown",  # not as a company is written
+        "The Harbour Retail strip was flooded",  # after "the"
+        "Caribbean Financial Action Task Force review",
         # places are no aliases
         "Kingston Commercial district landlords raise rents",
         "Hikers on Blue Mountain Peak at dawn",
