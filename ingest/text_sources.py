@@ -34,6 +34,7 @@ from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.budget import Deadline
 from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
+from market.files import write_whole
 from market.settings import Settings
 from market.text import PDF_TYPES, media_type, plain_text, printable
 from store import tables
@@ -41,6 +42,10 @@ from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
 
 log = logging.getLogger(__name__)
+# What every write of news items and disclosures holds: they are keyed by their content and
+# their address, not by the day, so two days' runs at once (a backfill beside the daily
+# run, a retry beside a run) each stored what the other was storing.
+TEXT_LOCK = "text"
 
 DISCLOSURE_KINDS = [  # first match wins; checked on the title, then the text
     (
@@ -100,7 +105,7 @@ def ingest_text(
         report.feeds += 1
         entries = _read_feed(engine, client, url, day, report)
         news = [e for e in entries if not e["pdf"]]
-        _store_news(engine, day, news, matcher, report)
+        _store_news(engine, news, matcher, report)
         for entry in (e for e in entries if e["pdf"]):
             _store_disclosure(run, entry)
     return report
@@ -122,7 +127,7 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
         reason = exc.detail
         log.warning("feed %s failed for %s: %s", url, day, reason)
         report.failures.append(f"{url}: {reason}")
-        with write_transaction(engine, f"text:{day}") as conn:
+        with write_transaction(engine, TEXT_LOCK) as conn:
             append_history(
                 conn,
                 tables.ingest_failures,
@@ -214,15 +219,13 @@ def _zone(zone: str) -> tzinfo:
     return EXCHANGE_TZ if not zone else timezone(_LATEST_OFFSET)
 
 
-def _store_news(
-    engine: Engine, day: date, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport
-) -> None:
+def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport) -> None:
     if not entries:
         return
     news = tables.news_items
     for entry in entries:
         entry["content_hash"] = content_hash(entry["title"], entry["summary"])
-    with write_transaction(engine, f"text:{day}") as conn:
+    with write_transaction(engine, TEXT_LOCK) as conn:
         # an item is known by its link or its content, stored or earlier in this batch (the
         # same link twice in a feed, a re-publication, counted twice); no link is no match
         known_links = _stored(conn, news.c.link, {entry["link"] for entry in entries if entry["link"]})
@@ -316,10 +319,7 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
             ).first()
         if same_file:
             return  # the same document under another address: stored once
-        path = settings.data_dir / "disclosures" / f"{sha}.pdf"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_bytes(data)
+        path = _kept(settings.data_dir / "disclosures" / f"{sha}.pdf", data, sha)
         row.update(file_path=str(path), file_sha256=sha)
         text = run.extractor.extract(data, Path(url).name)
         row.update(page_count=text.pages, body=text.text, kind=classify_disclosure(entry["title"], text.text))
@@ -328,13 +328,21 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
     _write_disclosure(run, entry, row)
 
 
+def _kept(path: Path, data: bytes, sha: str) -> Path:
+    """`path` holding `data` (whose sha256 is `sha`), written whole (market/files.py) unless
+    it already holds them: a file cut short by a writer that was stopped is written again."""
+    if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+        write_whole(path, data)
+    return path
+
+
 def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
     """A disclosure's row stored, tagged when it is OK, and counted in the report."""
     url = row["url"]
     if row["status"] == "FAILED":
         log.warning("disclosure %s failed: %s", url, row["failure_reason"])
         run.report.failures.append(f"{url}: {row['failure_reason']}")
-    with write_transaction(run.engine, f"text:{run.day}") as conn:
+    with write_transaction(run.engine, TEXT_LOCK) as conn:
         append_history(conn, tables.disclosures, [row])
         if row["status"] == "OK":
             (stored_row,) = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])

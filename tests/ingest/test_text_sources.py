@@ -55,19 +55,18 @@ def site(settings: Settings) -> Iterator[tuple[Files, str]]:
         yield files, url
 
 
+INSTRUMENTS = [
+    {"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
+    {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"},
+]
+
+
 def _ingest(settings: Settings, feeds: list[str]):
     settings = settings.model_copy(
         update={"news_feeds": feeds, "pdf_timeout_seconds": 15, "exchange_retries": 1, "exchange_backoff_seconds": 0.01}
     )
     with service_engine(settings).begin() as conn:
-        append_history(
-            conn,
-            tables.instruments,
-            [
-                {"symbol": "KCB", "name": "Kingston Commercial Bank", "board": "MAIN", "source": "t"},
-                {"symbol": "ISB", "name": "Island Savings Bank", "board": "MAIN", "source": "t"},
-            ],
-        )
+        append_history(conn, tables.instruments, INSTRUMENTS)
     with ExchangeClient("", retries=1, backoff=0.01) as client, httpx.Client(timeout=15) as http:
         return ingest_text(service_engine(settings), settings, DAY, client, http)
 
@@ -484,3 +483,89 @@ def test_items_stored_under_the_earlier_content_hash_are_not_new_again(
     files.pages["/feed"] = _feed(f"<item><title>{title}</title><description>{described}</description></item>")
     report = _ingest(settings, [f"{url}/feed"])
     assert (report.news_new, report.news_seen) == (0, 1)
+
+
+def test_two_runs_at_once_store_each_item_and_disclosure_once(
+    settings: Settings, site: tuple[Files, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backfill's day beside the daily run (two DAG runs at once) reading the same feed:
+    both look up what is stored before either writes (held at a barrier while they can be),
+    and the items, the disclosure and its file are stored once, the lookups after the
+    first writer's commit finding them stored."""
+    import threading
+
+    import ingest.text_sources as text_sources
+
+    files, url = site
+    files.pages.update(
+        {
+            "/dividend.pdf": (200, "application/pdf", text_pdf(["Kingston Commercial Bank declares a dividend"])),
+            "/feed": _feed(
+                _item("KCB profit rises", f"{url}/n/1"),
+                _item("Island Savings Bank names a CEO", f"{url}/n/2"),
+                _item("KCB dividend notice", f"{url}/d/1", pdf=f"{url}/dividend.pdf"),
+            ),
+        }
+    )
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, INSTRUMENTS)
+    settings = settings.model_copy(update={"news_feeds": [f"{url}/feed"], "exchange_retries": 0})
+    both_looked, looked = threading.Barrier(2), threading.local()
+    stored = text_sources._stored
+
+    def stored_after_both_looked(*args):
+        found = stored(*args)
+        if not getattr(looked, "once", False):
+            looked.once = True
+            try:
+                both_looked.wait(timeout=3)  # a run held by the other's lock times out here
+            except threading.BrokenBarrierError:
+                pass
+        return found
+
+    monkeypatch.setattr(text_sources, "_stored", stored_after_both_looked)
+    reports, errors = {}, []
+
+    def run(day: date) -> None:
+        try:
+            with ExchangeClient("", retries=0) as client, httpx.Client(timeout=15) as http:
+                reports[day] = ingest_text(service_engine(settings), settings, day, client, http)
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(day,)) for day in (DAY, DAY - timedelta(days=1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    with service_engine(settings).connect() as conn:
+        news = conn.execute(select(tables.news_items.c.title)).scalars().all()
+        disclosures = conn.execute(select(tables.disclosures.c.status)).scalars().all()
+        mentions = conn.execute(select(tables.document_mentions.c.doc_kind, tables.document_mentions.c.symbol)).all()
+    assert sorted(news) == ["Island Savings Bank names a CEO", "KCB profit rises"]
+    assert disclosures == ["OK"]
+    assert sorted(mentions) == [("DISCLOSURE", "KCB"), ("NEWS", "ISB"), ("NEWS", "KCB")]
+    assert sorted((r.news_new, r.news_seen) for r in reports.values()) == [(0, 2), (2, 0)]
+    (pdf,) = (settings.data_dir / "disclosures").iterdir()
+    assert pdf.read_bytes() == files.pages["/dividend.pdf"][2]
+
+
+@ON_SQLITE_ONLY
+def test_a_kept_pdf_cut_short_is_written_again(settings: Settings, site: tuple[Files, str]) -> None:
+    """A run stopped while it wrote a disclosure's file (the old code wrote it in place)
+    left half of it, which every later run trusted because the file was there."""
+    files, url = site
+    pdf = text_pdf(["Island Savings Bank declares a dividend"])
+    files.pages.update(
+        {
+            "/good.pdf": (200, "application/pdf", pdf),
+            "/feed": _feed(_item("ISB notice", f"{url}/d/1", pdf=f"{url}/good.pdf")),
+        }
+    )
+    kept = settings.data_dir / "disclosures" / f"{hashlib.sha256(pdf).hexdigest()}.pdf"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_bytes(pdf[: len(pdf) // 2])
+    report = _ingest(settings, [f"{url}/feed"])
+    assert report.disclosures_ok == 1
+    assert kept.read_bytes() == pdf
