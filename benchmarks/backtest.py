@@ -79,8 +79,10 @@ Each selection row counts the model book's sells by reason (`sells_*`).
 key: the data files' digest, the span, the horizon, the last price date read and the code
 that makes them: PREDICTION_CODE, models/ and the market/ and ingest/ modules it and the
 loader read, and `out_of_sample_predictions`' source), so later runs over the same
-predictions skip the walk-forward; a change to any of them is a new key. Nothing is
-removed: clear the folder by hand.
+predictions skip the walk-forward; a change to any of them is a new key. A file is
+written whole (market/files.py: two runs at once leave one whole file), and one that cannot
+be read back is a miss, computed and written again. Nothing is removed: clear the folder by
+hand.
 
     python benchmarks/backtest.py --cache /tmp/oos   # the second run reads the predictions back
 
@@ -96,7 +98,9 @@ import inspect
 import itertools
 import json
 import logging
+import pickle
 import resource
+import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from datetime import date
@@ -105,6 +109,7 @@ from pathlib import Path
 import pandas as pd
 from model_quality import SHARED_DATA, capital_arguments, capital_figures, capital_options, load_market
 
+from market.files import write_whole
 from models.decisions import HORIZON as HORIZON_OF_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,10 +213,10 @@ def predictions_for(prices: pd.DataFrame, start: date, end: date, horizon: int, 
         source = Path(args.ohlcv or args.nse)
         adjustments = getattr(args, "adjustments", ())
         path = Path(args.cache) / f"oos-{cache_key(source, prices, start, end, horizon, adjustments)}.pkl"
-        if path.exists():
+        if (kept := _read_kept(path)) is not None:
             cache["hits"] += 1
             cache["seconds"] += time.perf_counter() - started
-            return pd.read_pickle(path)
+            return kept
     predictions = out_of_sample_predictions(prices, first_test_date=start, horizon=horizon)
     if predictions.empty:
         raise SystemExit(
@@ -221,12 +226,23 @@ def predictions_for(prices: pd.DataFrame, start: date, end: date, horizon: int, 
     predictions = predictions[predictions["date"] <= end]
     if path is not None:
         cache["misses"] += 1
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        predictions.to_pickle(partial)
-        partial.replace(path)
+        write_whole(
+            path, pickle.dumps(predictions, protocol=pickle.HIGHEST_PROTOCOL)
+        )  # two runs at once: one whole file
     cache["seconds"] += time.perf_counter() - started
     return predictions
+
+
+def _read_kept(path: Path) -> pd.DataFrame | None:
+    """The predictions kept at `path`; None when there are none or the file cannot be read
+    back (cut short by a run stopped while it wrote one in place): a miss, written again."""
+    try:
+        return pd.read_pickle(path)
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - whatever a torn pickle raises, it is no cache
+        print(f"note: the kept predictions {path.name} could not be read back; computing them again", file=sys.stderr)
+        return None
 
 
 def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
