@@ -28,7 +28,8 @@ from ingest.text_sources import pdf_extractor
 from market.budget import Deadline
 from market.errors import InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError
 from market.settings import Settings
-from market.text import checked_text
+from market.text import PDF_TYPES, checked_text
+from market.text import media_type as declared_type
 from models.sentiment import SCORER_ID, SentimentScore, key_sentences, score_text
 from store import tables
 from store.history import append_history, current_rows
@@ -61,7 +62,7 @@ def read_note(
         raise PayloadTooLargeError(
             f"{name} is {len(content):,} bytes, more than the limit of {settings.pdf_max_bytes:,}"
         )
-    kind, text, pages = _read(content, name, (media_type or "").split(";")[0].strip().lower(), settings)
+    kind, text, pages = _read(content, name, declared_type(media_type), settings)
     if not text.strip():
         raise InvalidInputError(f"{name} holds no readable text")
     return NoteText(hashlib.sha256(content).hexdigest(), name, kind, text, pages)
@@ -236,7 +237,7 @@ def _client_note(client_id: str | None, sha: str) -> list:
 
 def _read(content: bytes, name: str, media_type: str, settings: Settings) -> tuple[str, str, int | None]:
     looks_pdf = content.lstrip()[:5] == b"%PDF-"
-    if looks_pdf or media_type == "application/pdf" or name.lower().endswith(".pdf"):
+    if looks_pdf or media_type in PDF_TYPES or name.lower().endswith(".pdf"):
         with pdf_extractor(settings) as extractor:
             text = extractor.extract(content, name)  # PdfRejected says why when it is no PDF
         return "application/pdf", text.text, text.pages  # printable: the extractor drops control characters

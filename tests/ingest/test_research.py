@@ -62,6 +62,9 @@ def test_a_pdf_note(settings: Settings, engine) -> None:
         (b"", "x.txt", "text/plain", InvalidInputError, "is empty"),
         (b"\xff\xfe\x00bad", "x.txt", "text/plain", InvalidInputError, "not UTF-8"),
         (b"<html>", "x.pdf", "application/pdf", InvalidInputError, "is not a PDF"),
+        # a PDF's other media type, however written, is read as a PDF (it was 'not supported')
+        (b"<html>", "note", "Application/X-PDF; charset=binary", InvalidInputError, "note is not a PDF"),
+        (b"<p>KCB</p>", "n.html", "text/html", UnsupportedMediaTypeError, "text/html is not supported; send a PDF"),
         (b"GIF89a....", "x.gif", "image/gif", UnsupportedMediaTypeError, "image/gif is not supported"),
         (b"   \n  ", "x.txt", "text/plain", InvalidInputError, "holds no readable text"),
     ],
