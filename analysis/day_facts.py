@@ -3,7 +3,8 @@
 - market breadth and the capitalisation-weighted index (views/breadth.py);
 - the top signals by Score and the AVOIDs with the lowest Scores (the served predictions),
   each with the date of the HALT notice it is under, if any;
-- notable news: the day's items naming a listed instrument, strongest sentiment first;
+- notable news: the day's items naming a listed instrument (published after the previous
+  session's close and by this one's), strongest sentiment first;
 - the AI portfolio: its latest executed day before this one (orders, equity) and its
   holdings before this day's execution valued at this day's close. Step 6 executes after
   step 5, so a re-run of step 5 after step 6 sees the same facts (and writes nothing new);
@@ -24,7 +25,7 @@ from typing import NotRequired, Required, TypedDict
 
 from sqlalchemy import Connection, func, select
 
-from market.clock import TradingCalendar, exchange_date
+from market.clock import TradingCalendar, session_close_utc
 from market.contract import JsonOf
 from market.money import Money
 from market.plain import JsonValue, to_plain
@@ -130,18 +131,22 @@ def day_facts(conn: Connection, calendar: TradingCalendar, day: date) -> DayFact
             "top_signals": [{k: q[k] for k in signal} for q in scored[:TOP_SIGNALS]],
             "avoid": [{k: q[k] for k in signal} for q in reversed(scored) if q["action"] == "AVOID"][:TOP_SIGNALS],
             "scored": len(scored),
-            "news": _notable_news(conn, day, sorted(quotes)),
+            "news": _notable_news(conn, calendar, day, sorted(quotes)),
             "ai_portfolio": _ai_portfolio(conn, calendar, day),
             "model": _model(conn, day, scored[0]["model_id"] if scored else None),
         }
     )
 
 
-def _notable_news(conn: Connection, day: date, symbols: list[str]) -> list[NotableNews]:
+def _notable_news(conn: Connection, calendar: TradingCalendar, day: date, symbols: list[str]) -> list[NotableNews]:
+    """The day's texts naming `symbols`, strongest sentiment first: those published after
+    the previous session's close and by this one's, the composite's rule (a text after the
+    close counts from the next day, and a re-run after it came changes nothing)."""
+    start, close = session_close_utc(calendar.previous_trading_day(day)), session_close_utc(day)
     items: dict[tuple[str, int], NotableNews] = {}
     for symbol, documents in news(conn, symbols).items():
         for doc in documents:
-            if exchange_date(doc["published_at"]) != day:
+            if not start < doc["published_at"] <= close:
                 continue
             entry = items.setdefault(
                 (doc["kind"], doc["id"]),

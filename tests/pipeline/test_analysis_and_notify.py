@@ -443,3 +443,42 @@ def test_a_rewritten_analysis_is_sent_once_and_shown_delivered_only_once_sent(se
     analysis_notes = [(x["notification_id"], x["delivered"]) for x in shown["notifications"] if x["kind"] == "ANALYSIS"]
     assert analysis_notes == [(delivered["notification_id"], True)]
     assert [x["delivered"] for x in waiting["notifications"] if x["kind"] == "ANALYSIS"] == [False]
+
+
+def test_the_days_news_is_what_came_after_the_last_close_and_by_this_one(seeded: Settings) -> None:
+    """An item published after the day's close (after T1 ran) was the day's news in a
+    re-run's facts, which then wrote and sent a second analysis; one published after the
+    previous session's close, which the day's composite counted, was not."""
+    from datetime import UTC, datetime, time
+
+    from market.clock import EXCHANGE_TZ
+    from store.engine import service_engine
+    from store.history import append_history
+
+    def published(day, hour: int) -> datetime:
+        return datetime.combine(day, time(hour), tzinfo=EXCHANGE_TZ).astimezone(UTC)
+
+    items = {
+        "LIQ wins a licence after Thursday's close": published(world.CALENDAR.previous_trading_day(DAY), 18),
+        "LIQ names a chairman before the close": published(DAY, 15),
+        "LIQ warns after the close": published(DAY, 17),
+    }
+    with service_engine(seeded).begin() as conn:
+        for title, when in items.items():
+            append_history(
+                conn,
+                tables.news_items,
+                [{"content_hash": title, "title": title, "feed_url": "f", "published_at": when}],
+            )
+            doc = conn.execute(tables.news_items.select().where(tables.news_items.c.title == title)).mappings().one()
+            append_history(
+                conn,
+                tables.document_mentions,
+                [{"doc_kind": "NEWS", "doc_id": doc["id"], "symbol": "LIQ", "matched_by": "symbol"}],
+            )
+    run_stage("t1_analysis", DAY, settings=seeded)
+    (analysis,) = stored(seeded, tables.analyses)
+    assert sorted(n["title"] for n in analysis["facts"]["news"]) == [
+        "LIQ names a chairman before the close",
+        "LIQ wins a licence after Thursday's close",
+    ]
