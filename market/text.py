@@ -60,7 +60,9 @@ def media_type(declared: str | None) -> str:
     return (declared or "").split(";")[0].strip().lower()
 
 
-_TAG = re.compile(r"</?[A-Za-z!][^>]*>")  # a tag, a comment or a doctype; a lone "<" is text
+# a tag, a comment or a doctype; a lone "<" is text. A tag holds no "<": looking for the
+# ">" of each "<a" to the end of a title of them took time quadratic in its length
+_TAG = re.compile(r"</?[A-Za-z!][^<>]*>")
 
 
 def plain_text(markup: str) -> str:
