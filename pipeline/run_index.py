@@ -4,7 +4,8 @@ so an operator or reviewer finds any day's run in one place (it renders as a tab
 repository page and in JupyterLab). A re-run executed beside a day's succeeded notebook
 (`<stage>.<run id>.ipynb`, pipeline/notebooks.py `rerun_path`), one that failed, is a row
 of its own, its status saying that the succeeded run stands.
-Rewritten whole after every notebook run (a temporary file, then a rename). Each
+Rewritten whole after every notebook run (a temporary file, then a rename), by one writer
+at a time (`runs/.index.lock`). Each
 notebook's metadata is kept in `runs/.index-cache.json` under the notebook's size and
 modification time, so a rewrite parses only the notebooks written since the last one: a
 year of 2,000-name days is 2 GB of notebooks, which parsing whole after every stage took
@@ -19,19 +20,28 @@ an end (killed, the machine stopped), and the run neither succeeded nor is runni
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
+
+from market.files import held, write_whole
 
 HEADER = ["| trading date | stage | status | duration | finished (UTC) | notebook |", "|---|---|---|---|---|---|"]
 
 
 CACHE = ".index-cache.json"
+LOCK = ".index.lock"  # held while the index and its cache are rewritten
 
 
 def write_index(runs_dir: Path, quiet_after: float | None = None) -> Path:
     """Rewrite `runs_dir`/index.md; `quiet_after`: seconds without a write after which an
-    unended notebook reads UNFINISHED (None: never)."""
+    unended notebook reads UNFINISHED (None: never). One writer at a time (`LOCK`): two runs
+    at once each wrote what they had read, the later one an earlier state of the other's
+    notebook (a finished stage left RUNNING)."""
+    with held(runs_dir / LOCK):
+        return _write_index(runs_dir, quiet_after)
+
+
+def _write_index(runs_dir: Path, quiet_after: float | None) -> Path:
     rows = []
     cache, kept = _cache(runs_dir), {}
     executed = [(notebook, _papermill(notebook, cache, kept)) for notebook in runs_dir.glob("*/*.ipynb")]
@@ -81,11 +91,8 @@ def _status(meta: dict, notebook: Path, now: float, quiet_after: float | None) -
 
 
 def _replace(path: Path, text: str) -> Path:
-    """Write `path` whole: a temporary file, then a rename (a reader never sees half)."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(text)
-    os.replace(partial, path)
-    return path
+    """Write `path` whole (market/files.py: a reader never sees half)."""
+    return write_whole(path, text.encode())
 
 
 def _cache(runs_dir: Path) -> dict:

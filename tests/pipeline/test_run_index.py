@@ -110,3 +110,36 @@ def test_the_committed_example_day_has_every_stage_executed_with_outputs() -> No
         assert outputs and not any(o["output_type"] == "error" for o in outputs), link
     ignored = subprocess.run(["git", "check-ignore", "-q", str(docs / links[0])], cwd=PROJECT_ROOT)
     assert ignored.returncode == 1, ".gitignore hides docs/runs/: anchor its runs/ rule to the root (/runs/)"
+
+
+def test_two_runs_writing_the_index_at_once_leave_each_notebooks_last_state(tmp_path: Path, monkeypatch) -> None:
+    """Two DAG runs at once: run A read run B's notebook while it ran, B finished and wrote
+    the index, then A wrote what it had read: B's finished stage stayed RUNNING."""
+    import threading
+    import time
+
+    import pipeline.run_index as run_index
+
+    mine, theirs = tmp_path / "2026-11-19" / "t1_trade.ipynb", tmp_path / "2026-11-20" / "t1_trade.ipynb"
+    executed(mine, "2026-11-19T21:20:00", "2026-11-19T21:20:03", 3.0)
+    executed(theirs, "2026-11-20T21:20:00", None, None)
+    read_theirs = threading.Event()
+    papermill = run_index._papermill
+
+    def slow_reader(notebook: Path, cache: dict, kept: dict) -> dict:
+        meta = papermill(notebook, cache, kept)
+        if threading.current_thread().name == "A" and notebook == theirs:
+            read_theirs.set()
+            time.sleep(1)  # A holds what it read while B finishes
+        return meta
+
+    monkeypatch.setattr(run_index, "_papermill", slow_reader)
+    a = threading.Thread(target=write_index, args=(tmp_path,), name="A")
+    a.start()
+    assert read_theirs.wait(10)
+    executed(theirs, "2026-11-20T21:20:00", "2026-11-20T21:20:05", 5.0)  # B's stage ends
+    write_index(tmp_path)  # B's index
+    a.join(10)
+    text = (tmp_path / "index.md").read_text()
+    assert "| 2026-11-20 | t1_trade | SUCCEEDED | 5.0 s |" in text, text
+    assert sorted(p.name for p in tmp_path.glob(".*")) == [".index-cache.json", ".index.lock"]
