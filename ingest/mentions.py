@@ -95,9 +95,12 @@ class InstrumentMatcher:
         self._symbol_pattern = re.compile(r"(?<![\w.&-])([A-Z][A-Z0-9]{1,9})(?![\w&-])")
 
     def find(self, text: str, deadline: Deadline | None = None) -> list[Mention]:
-        """The instruments `text` names; `deadline` is checked between patterns."""
+        """The instruments `text` names; `deadline` is checked between patterns and every
+        1,000 upper-case tokens (a text of nothing but symbols ran on past it)."""
         found: dict[str, Mention] = {}
-        for match in self._symbol_pattern.finditer(text):
+        for i, match in enumerate(self._symbol_pattern.finditer(text)):
+            if deadline is not None and i % 1000 == 999:
+                deadline.check()
             if match.group(1) in self._symbols and not _among_capitals(text, *match.span(1), self._symbols):
                 found.setdefault(match.group(1), Mention(match.group(1), "symbol"))
         for pattern, symbol, how in self._phrases:

@@ -8,6 +8,7 @@ from market.settings import Settings
 from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
+from tests.conftest import ON_SQLITE_ONLY
 from tests.pdf_samples import text_pdf
 
 NOTE = (
@@ -172,3 +173,22 @@ def test_a_clients_notes_are_held_to_a_quota(settings: Settings, engine) -> None
     with engine.connect() as conn:
         assert {n["client_id"] for n in current_rows(conn, tables.research_notes)} == {"acme", "beta", None}
         assert len(current_rows(conn, tables.research_notes)) == 4
+
+
+@ON_SQLITE_ONLY  # no database: the reading alone
+def test_a_text_of_nothing_but_symbols_stops_at_its_time_budget(settings: Settings) -> None:
+    """A PDF's text is not held to the plain-text cap: 8 MB of 'KCB ' ran 17 s on a budget
+    of 1 s, the mentions' symbol loop checking no deadline."""
+    import time
+
+    from analysis.research import NoteText, tag_note
+    from ingest.mentions import InstrumentMatcher
+    from market.errors import BudgetExceededError
+
+    quick = settings.model_copy(update={"research_text_timeout_seconds": 0.5})
+    matcher = InstrumentMatcher([{"symbol": "KCB", "name": "Kingston Commercial Bank"}])
+    note = NoteText("0" * 64, "flood.pdf", "application/pdf", "KCB " * 1_000_000, 1)
+    started = time.perf_counter()
+    with pytest.raises(BudgetExceededError, match="reading flood.pdf took longer than the 0.5 s allowed"):
+        tag_note(note, matcher, quick)
+    assert time.perf_counter() - started < 2.5
