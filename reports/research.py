@@ -186,12 +186,14 @@ def ic_by_horizon(frame: pd.DataFrame, horizons: tuple[int, ...] = HORIZONS) -> 
 
 def calibration(frame: pd.DataFrame, bins: int = 10) -> pd.DataFrame:
     """Predictions grouped into `bins` equal-count bins of P(up): the mean P(up) against
-    the share that actually rose next day (instruments that moved)."""
+    the share that actually rose next day (instruments that moved). Equal P(up)s are
+    ordered by date, then symbol, so a bin holds the same rows whatever order they came in."""
     moved = frame.dropna(subset=["fwd_1", "p_up"])
     moved = moved[moved["fwd_1"] != FLAT]
     if moved.empty:
         return pd.DataFrame(columns=["mean_p_up", "rose_share", "predictions"])
-    bucket = pd.qcut(moved["p_up"].rank(method="first"), q=min(bins, len(moved)), labels=False)
+    moved = moved.sort_values([c for c in ("p_up", "date", "symbol") if c in moved], kind="stable")
+    bucket = pd.qcut(np.arange(len(moved)), q=min(bins, len(moved)), labels=False)
     out = moved.groupby(bucket).agg(
         mean_p_up=("p_up", "mean"), rose_share=("fwd_1", lambda r: float((r > 0).mean())), predictions=("p_up", "size")
     )

@@ -1,0 +1,20 @@
+"""reports/research.py's tables read the same whatever order the rows come in."""
+
+import pandas as pd
+
+from reports.research import calibration
+
+
+def test_calibration_bins_equal_p_ups_by_date_then_symbol_whatever_the_rows_order() -> None:
+    f = pd.DataFrame(
+        {
+            "symbol": list("ABCDEF"),
+            "date": ["2026-11-20"] * 6,
+            "p_up": [0.5] * 6,
+            "fwd_1": [0.01, 0.02, 0.03, -0.01, -0.02, -0.03],
+        }
+    )
+    for rows in (f, f.iloc[::-1], f.iloc[[4, 1, 5, 0, 3, 2]]):
+        table = calibration(rows, bins=2)
+        assert table["rose_share"].tolist() == [1.0, 0.0]  # A, B, C rose; D, E, F fell
+        assert table["predictions"].tolist() == [3, 3]
