@@ -143,6 +143,7 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
                 "summary": plain_text(item.get("summary") or ""),
                 "legacy_hash": _legacy_hash(item),
                 "link": item.get("link"),
+                "guid": item.get("id"),  # the feed's id of the item (RSS guid, Atom id), if it gives one
                 "feed_url": url,
                 "pdf": pdf,
                 "published_at": published_at(item),
@@ -223,22 +224,24 @@ def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher,
     if not entries:
         return
     news = tables.news_items
+    pages = _newsroom_pages(entries)
     for entry in entries:
         entry["content_hash"] = content_hash(entry["title"], entry["summary"])
+        entry["story_link"] = None if entry["link"] in pages else entry["link"]
     with write_transaction(engine, TEXT_LOCK) as conn:
         # an item is known by its link or its content, stored or earlier in this batch (the
         # same link twice in a feed, a re-publication, counted twice); no link is no match
-        known_links = _stored(conn, news.c.link, {entry["link"] for entry in entries if entry["link"]})
+        known_links = _stored(conn, news.c.link, {entry["story_link"] for entry in entries if entry["story_link"]})
         hashes = {entry["content_hash"] for entry in entries} | {entry["legacy_hash"] for entry in entries}
         known_hashes = _stored(conn, news.c.content_hash, hashes)
         fresh = []
         for entry in entries:
-            if entry["link"] in known_links or known_hashes & {entry["content_hash"], entry["legacy_hash"]}:
+            if entry["story_link"] in known_links or known_hashes & {entry["content_hash"], entry["legacy_hash"]}:
                 report.news_seen += 1
                 continue
             known_hashes.add(entry["content_hash"])
-            if entry["link"]:
-                known_links.add(entry["link"])
+            if entry["story_link"]:
+                known_links.add(entry["story_link"])
             fresh.append(
                 {k: entry[k] for k in ("content_hash", "link", "title", "summary", "feed_url", "published_at")}
             )
@@ -247,6 +250,17 @@ def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher,
             doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
             _tag(conn, "NEWS", doc_id, f"{entry['title']}\n{entry['summary']}", matcher)
         report.news_new += len(fresh)
+
+
+def _newsroom_pages(entries: list[dict]) -> set[str]:
+    """The links a feed gives to several items of different guids: a newsroom page every
+    story links to, not an item's address, so those items are told apart by their content
+    (by the link, every story after the first was taken as already stored)."""
+    guids: dict[str, set[str | None]] = {}
+    for entry in entries:
+        if entry["link"]:
+            guids.setdefault(entry["link"], set()).add(entry["guid"])
+    return {link for link, ids in guids.items() if len(ids) > 1}
 
 
 def content_hash(title: str, summary: str) -> str:

@@ -569,3 +569,24 @@ def test_a_kept_pdf_cut_short_is_written_again(settings: Settings, site: tuple[F
     report = _ingest(settings, [f"{url}/feed"])
     assert report.disclosures_ok == 1
     assert kept.read_bytes() == pdf
+
+
+def test_stories_that_all_link_to_one_newsroom_page_are_each_stored_once(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A feed that links every story to its newsroom page, each with a guid of its own: by
+    the link, every story after the first was taken as already stored and lost."""
+    files, url = site
+    stories = ["KCB declares a dividend", "Island Savings Bank appoints a CEO", "KCB profit falls"]
+    items = [
+        f"<item><title>{title}</title><link>{url}/newsroom/</link><guid isPermaLink='false'>story-{i}</guid>"
+        f"<pubDate>Fri, 20 Nov 2026 14:00:00 -0500</pubDate><description>{title}.</description></item>"
+        for i, title in enumerate(stories)
+    ]
+    files.pages["/feed"] = _feed(*items)
+    first = _ingest(settings, [f"{url}/feed"])
+    again = _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        titles = sorted(r["title"] for r in current_rows(conn, tables.news_items))
+    assert titles == sorted(stories)
+    assert (first.news_new, first.news_seen, again.news_new, again.news_seen) == (3, 0, 0, 3)
