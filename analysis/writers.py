@@ -101,7 +101,7 @@ class TemplateWriter:
     @staticmethod
     def _news(facts: DayFacts) -> str:
         if not facts["news"]:
-            return "News: no item naming a listed instrument was published today."
+            return "News: no item naming a listed instrument was published since the previous close."
         items = "; ".join(
             f'"{n["title"]}" ({", ".join(n["symbols"])}, sentiment '
             f"{'n/a' if n['sentiment'] is None else format(n['sentiment'], '+.2f')})"

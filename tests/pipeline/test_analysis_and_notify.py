@@ -110,6 +110,7 @@ def test_template_analysis_is_stored_once_and_a_rerun_writes_nothing(seeded: Set
     assert "MID (Score 55.0, HOLD, MIDDLE, expected excess over the universe +0.20%)" in analysis["body"]
     assert "SLOW (Score 30.0)" in analysis["body"]  # the AVOID
     assert '"LIQ Holdings profit up 12%"' not in analysis["body"]  # published the day before: not today's news
+    assert "News: no item naming a listed instrument was published since the previous close." in analysis["body"]
     kinds = {n["kind"] for n in stored(seeded, tables.notifications)}
     assert kinds == {"ANALYSIS"}, "the world's predictions come from no registered training: nothing retrained"
     again = run_stage("t1_analysis", DAY, settings=seeded)
