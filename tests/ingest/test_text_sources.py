@@ -590,3 +590,25 @@ def test_stories_that_all_link_to_one_newsroom_page_are_each_stored_once(
         titles = sorted(r["title"] for r in current_rows(conn, tables.news_items))
     assert titles == sorted(stories)
     assert (first.news_new, first.news_seen, again.news_new, again.news_seen) == (3, 0, 0, 3)
+
+
+def test_an_items_link_is_kept_only_as_a_web_address(settings: Settings, site: tuple[Files, str]) -> None:
+    """A hostile feed's `javascript:` link was stored and served as the item's link to every
+    client that shows the news as links."""
+    files, url = site
+    files.pages["/feed"] = _feed(
+        _item("KCB profit rises", "javascript:alert(document.cookie)"),
+        _item("ISB opens a branch", " JaVaScRiPt:alert(1)"),
+        _item("KCB names a CEO", "data:text/html,<script>alert(1)</script>"),
+        _item("Island Savings Bank dividend", f"{url}/n/4"),
+    )
+    report = _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        links = {r["title"]: r["link"] for r in current_rows(conn, tables.news_items)}
+    assert report.news_new == 4
+    assert links == {
+        "KCB profit rises": None,
+        "ISB opens a branch": None,
+        "KCB names a CEO": None,
+        "Island Savings Bank dividend": f"{url}/n/4",
+    }
