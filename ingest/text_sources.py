@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
 from time import struct_time as time_struct
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import feedparser
 import httpx
@@ -36,7 +36,7 @@ from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.files import write_whole
 from market.settings import Settings
-from market.text import PDF_TYPES, media_type, plain_text, printable
+from market.text import PDF_TYPES, media_type, plain_text, printable, web_link
 from store import tables
 from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
@@ -142,7 +142,7 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
                 "title": plain_text(item.get("title") or ""),
                 "summary": plain_text(item.get("summary") or ""),
                 "legacy_hash": _legacy_hash(item),
-                "link": _web_link(item.get("link")),
+                "link": web_link(item.get("link")),
                 "guid": item.get("id"),  # the feed's id of the item (RSS guid, Atom id), if it gives one
                 "feed_url": url,
                 "pdf": pdf,
@@ -150,13 +150,6 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
             }
         )
     return entries
-
-
-def _web_link(link: str | None) -> str | None:
-    """An item's link as the API serves it: a web address (http, https, or relative as the
-    feed wrote it), else none: a `javascript:` or `data:` link from a hostile feed was stored
-    and served to every client that shows the news as links."""
-    return link if link and urlsplit(link.strip()).scheme.lower() in ("", "http", "https") else None
 
 
 # a time of day, then AM/PM and a zone where given: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST)

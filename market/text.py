@@ -19,7 +19,8 @@ day (`retired_symbol`, ABC~2025-09-30; ingest/importers/renames.py `Reuse`). `ST
 and `STORED_SYMBOL_LENGTH` say exactly that, for the API's path parameter: what the store
 can hold is served, anything else refused. A declared content type is compared by its
 `media_type` (lower-cased, without parameters): a PDF is one of `PDF_TYPES`. A feed's
-text, HTML or not, is compared, stored and scored as `plain_text`.
+text, HTML or not, is compared, stored and scored as `plain_text`, and a link kept and
+served only as a `web_link`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import html
 import re
 import unicodedata
 from datetime import date
+from urllib.parse import urlsplit
 
 from market.errors import InvalidInputError
 
@@ -69,6 +71,13 @@ def plain_text(markup: str) -> str:
     """`markup` (HTML or plain text) as plain text: tags dropped (each a space: "a<br>b" is
     two words), entities read ("&amp;" is "&"), every run of whitespace one space."""
     return " ".join(html.unescape(_TAG.sub(" ", markup)).split())
+
+
+def web_link(link: str | None) -> str | None:
+    """A link as the service stores and serves it: a web address (http, https, or relative
+    as written), else none: a feed's `javascript:` or `data:` link reached every client that
+    shows the news as links."""
+    return link if link and urlsplit(link.strip()).scheme.lower() in ("", "http", "https") else None
 
 
 def retired_symbol(ticker: str, last_day: date) -> str:

@@ -26,6 +26,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from market.liquidity import entry_gates
 from market.money import Fraction
+from market.text import web_link
 from models.scoring import SERVED_ORDER, ServedPrediction, served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
@@ -255,7 +256,7 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[NewsItem]]:
                     "kind": kind,
                     "id": row["id"],
                     "title": row["title"] or "",
-                    "link": row.get("link") or row.get("url"),
+                    "link": web_link(row.get("link") or row.get("url")),  # stored before links were checked too
                     "summary": row.get("summary"),
                     "published_at": row["published_at"] or row["recorded_at"],
                     "sentiment": None,

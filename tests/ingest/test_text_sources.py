@@ -612,3 +612,21 @@ def test_an_items_link_is_kept_only_as_a_web_address(settings: Settings, site: t
         "KCB names a CEO": None,
         "Island Savings Bank dividend": f"{url}/n/4",
     }
+
+
+@ON_SQLITE_ONLY
+def test_a_link_stored_before_links_were_checked_is_served_as_none(settings: Settings) -> None:
+    from views.instrument import news
+
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, INSTRUMENTS)
+        stored = {"content_hash": "h", "link": "javascript:alert(1)", "title": "KCB profit rises", "feed_url": "f"}
+        append_history(conn, tables.news_items, [stored])
+        doc = conn.execute(select(tables.news_items.c.id)).scalar_one()
+        append_history(
+            conn,
+            tables.document_mentions,
+            [{"doc_kind": "NEWS", "doc_id": doc, "symbol": "KCB", "matched_by": "symbol"}],
+        )
+        (served,) = news(conn, ["KCB"])["KCB"]
+    assert served["title"] == "KCB profit rises" and served["link"] is None
