@@ -339,20 +339,21 @@ def exit_cost(spread: float | None, fee_rate: float) -> float:
     return float(crossed / 2 + fee_rate)
 
 
-def fee_words(fees: FeeSchedule) -> str:
+def fee_words(fees: FeeSchedule, currency: str | None = None) -> str:
     """What a fill pays in fees, as charged (`FeeSchedule.breakdown`): the proportional rate
     to its last digit (0.725%, never rounded to 0.73%) and the smallest charge a
-    fill pays, where the schedule has one."""
+    fill pays, where the schedule has one, in `currency` where given ("JMD 50.00")."""
     rate = (Decimal(str(fees.rate)) * 100).normalize()
-    floor = f", and at least {Decimal(str(fees.least)):,.2f} a fill" if fees.least > 0 else ""
+    least = f"{currency + ' ' if currency else ''}{Decimal(str(fees.least)):,.2f}"
+    floor = f", and at least {least} a fill" if fees.least > 0 else ""
     return f"fees of {rate:f}% of each fill's value{floor} (the market's fee schedule)"
 
 
-def describe(fees: FeeSchedule | None = None) -> str:
+def describe(fees: FeeSchedule | None = None, currency: str | None = None) -> str:
     """The cost model in plain words, built from this module's constants (and `fees`, the
-    schedule charged, where given): the method text a report prints, so it cannot drift
-    from what every fill does."""
-    fee_text = fee_words(fees) if fees is not None else "the market's fees on each fill's value"
+    schedule charged, where given, its minimum in `currency`): the method text a report
+    prints, so it cannot drift from what every fill does."""
+    fee_text = fee_words(fees, currency) if fees is not None else "the market's fees on each fill's value"
     return (
         "Every fill (the AI portfolio's, the backtest's and the replayed validation record's) happens in the session "
         "after the close its order was decided from, never at that close: a buy pays the ask and a sell gets the bid "

@@ -19,6 +19,7 @@ from reports.format import (
     backend_line,
     by_type,
     counted,
+    in_currency,
     market_day_line,
     metric_rows,
     null_books_summary,
@@ -190,9 +191,8 @@ def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
         ]
         for t in trades
     ]
-    table = data_table(
-        ["Date", "Symbol", "Action", "Quantity", "Price", "Value", "Fees", "All costs"], rows, numeric_from=3
-    )
+    money = [in_currency(h, inputs["currency"]) for h in ("Price", "Value", "Fees", "All costs")]
+    table = data_table(["Date", "Symbol", "Action", "Quantity", *money], rows, numeric_from=3)
     note = text(
         f"{_listed(len(trades), inputs['trades_total'])}, newest first, each "
         "filled through the cost model the risk disclosures describe (Backtesting limits); all costs = spread + "

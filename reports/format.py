@@ -66,6 +66,18 @@ def money(value: Any) -> str:
     return DASH if value is None else fixed(value, 2, grouping=True)
 
 
+def in_currency(label: str, currency: str) -> str:
+    """A money column's heading or a money figure's label with the currency its figures are
+    in ("Value (JMD)"), as the exchange's own pages head theirs: a money figure is never
+    printed without its currency, either here or beside the number (`money_in`)."""
+    return f"{label} ({currency})"
+
+
+def money_in(value: Any, currency: str) -> str:
+    """Money in running text, with its currency before it ("JMD 1,250.00")."""
+    return DASH if value is None else f"{currency} {money(value)}"
+
+
 def price(value: Any) -> str:
     """A booked price per share as every surface shows it (market.money.price_display: the
     cents, or the decimals an older fill was stored with), with thousands separators, so

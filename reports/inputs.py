@@ -107,7 +107,7 @@ class BriefingInputs(TypedDict):
     track_record: TrackRecordJson
     track_series: TrackSeries
     cost_model: str
-    currency: str
+    currency: str  # the money figures' (portfolio/market.py `trading_currency`)
 
 
 class AuditTrade(TypedDict):
@@ -153,6 +153,7 @@ class ComplianceInputs(TypedDict):
     trades_total: int
     audit_trail: list[AuditTrade]  # newest first
     cost_model: str
+    currency: str  # the money figures' (portfolio/market.py `trading_currency`)
     null_books: NullBooksJson | None
     provenance: Provenance
 
@@ -165,6 +166,7 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
     at = valued_at(conn, calendar, now)  # the desk's rule: on the current session's share count
     book = portfolio_view(conn, AI_PORTFOLIO, at.day, at.session)
     summary = portfolio_views.ai_summary(conn, at.day, settings.ai_starting_cash, view=book)
+    currency = trading_currency(conn)
     return to_plain(
         {
             "performance": performance(conn, calendar),
@@ -176,8 +178,8 @@ def briefing_inputs(conn: Connection, calendar: TradingCalendar, now: datetime, 
             "equity_curve": _with_untraded_write_downs(conn, portfolio_views.ai_record(conn)["days"]),
             "track_record": ai_track_record(conn, settings.ai_starting_cash, fees=fee_schedule(settings)).as_dict(),
             "track_series": ai_track_series(conn, settings.ai_starting_cash, fees=fee_schedule(settings)),
-            "cost_model": cost_model(fee_schedule(settings)),
-            "currency": trading_currency(conn),
+            "cost_model": cost_model(fee_schedule(settings), currency),
+            "currency": currency,
         }
     )
 
@@ -206,6 +208,7 @@ def compliance_inputs(
         }
         for t in reversed(trades[-AUDIT_TRADES:])
     ]
+    currency = trading_currency(conn)
     return to_plain(
         {
             "performance": performance(conn, calendar),
@@ -213,7 +216,8 @@ def compliance_inputs(
             "features": FEATURE_NAMES,
             "trades_total": len(trades),
             "audit_trail": audit,
-            "cost_model": cost_model(fee_schedule(settings)),
+            "cost_model": cost_model(fee_schedule(settings), currency),
+            "currency": currency,
             "null_books": ai_track_record(conn, settings.ai_starting_cash, fees=fee_schedule(settings)).as_dict()[
                 "nulls"
             ],

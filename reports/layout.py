@@ -183,12 +183,12 @@ def _widths(header: list[str], body: list[list[str | Flowable]], figures: range)
     columns of dates (`_dates`) keep their width, so each reads whole on one line, and the
     text columns share what is left and wrap (`_shared`); only a table too wide even for
     its figures and dates is shared out in proportion, and whatever does not fit wraps."""
-    heads = [_needed(h, BOLD) for h in header]
-    needs = [
-        max(head, _needed("0" * 6, REGULAR), *(_needed(row[i], REGULAR) for row in body))
-        for i, head in enumerate(heads)
-    ]
     whole = [i in figures or _dates(body, i) for i in range(len(header))]
+    needs = _needs([_needed(h, BOLD) for h in header], body)
+    if sum(needs) > TABLE_WIDTH:  # short of room: a figure's heading puts its unit ("(JMD)") on a line below
+        heads = [_needed_in_two(h) if whole[i] else _needed(h, BOLD) for i, h in enumerate(header)]
+        needs = _needs(heads, body)
+    heads = [_needed(h, BOLD) for h in header]
     widths = needs
     if sum(needs) > TABLE_WIDTH and not all(whole):
         words = [max(heads[i], *(_longest_word(row[i]) for row in body)) for i in range(len(header))]
@@ -197,6 +197,27 @@ def _widths(header: list[str], body: list[list[str | Flowable]], figures: range)
         shared = _shared([heads[i] for i in texts], [words[i] for i in texts], [needs[i] for i in texts], left)
         widths = [needs[i] if whole[i] else shared[texts.index(i)] for i in range(len(header))] if shared else needs
     return [f"{100 * w / sum(widths):.3f}%" for w in widths]
+
+
+def _needs(heads: list[float], body: list[list[str | Flowable]]) -> list[float]:
+    """Each column's width: its heading's (`heads`), at least six digits', its widest cell's."""
+    return [
+        max(head, _needed("0" * 6, REGULAR), *(_needed(row[i], REGULAR) for row in body))
+        for i, head in enumerate(heads)
+    ]
+
+
+UNIT = re.compile(r"(?P<name>.+) (?P<unit>\([^()\s]+\))")  # "Value (JMD)": a money heading and its currency
+
+
+def _needed_in_two(heading: str) -> float:
+    """The width a heading that ends in its unit ("Value (JMD)", reports/format.py
+    `in_currency`) takes with the unit on a line below: the wider of the two lines, in the
+    heading's font; any other heading's whole width."""
+    named = UNIT.fullmatch(heading)
+    if named is None:
+        return _needed(heading, BOLD)
+    return max(_needed(named["name"], BOLD), _needed(named["unit"], BOLD))
 
 
 def _dates(body: list[list[str | Flowable]], column: int) -> bool:

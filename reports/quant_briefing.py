@@ -27,9 +27,11 @@ from reports.format import (
     counted,
     fixed,
     fraction,
+    in_currency,
     market_day_line,
     metric_rows,
     money,
+    money_in,
     null_books_summary,
     number,
     pct,
@@ -83,8 +85,8 @@ def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowab
         *_performance(inputs["performance"]),
         *_sentiment(market),
         *_signals(inputs),
-        *_portfolio(inputs["ai_portfolio"], inputs.get("track_record") or {}),
-        *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", "")),
+        *_portfolio(inputs["ai_portfolio"], inputs.get("track_record") or {}, inputs["currency"]),
+        *_track_record(inputs.get("track_record") or {"days": 0}, inputs.get("cost_model", ""), inputs["currency"]),
         *_against_benchmarks(inputs.get("track_series") or {}, width),
         *_against_nulls((inputs.get("track_record") or {}).get("nulls"), inputs.get("track_series") or {}, width),
         *_charts(inputs, width, closing=section("Powered by", powered_by(width, inputs["performance"]))),
@@ -159,7 +161,19 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
         for i, s in enumerate(signals)
     ]
     table = data_table(
-        ["#", "Symbol", "Price", "Return", "RSI", "Score", "Action", "Tercile", "Edge / cost"], rows, numeric_from=2
+        [
+            "#",
+            "Symbol",
+            in_currency("Price", inputs["currency"]),
+            "Return",
+            "RSI",
+            "Score",
+            "Action",
+            "Tercile",
+            "Edge / cost",
+        ],
+        rows,
+        numeric_from=2,
     )
     note = text(
         f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score. Score: {SCORE_MEANS} "
@@ -195,11 +209,11 @@ def edge_against_cost(signal: QuotedPrediction) -> str:
     return f"{fraction(edge, 2, signed=True)} / {fraction(cost, 2)}"
 
 
-def _portfolio(ai: AIPortfolioSection, record: TrackRecordJson | dict) -> list[Flowable]:
-    """The AI portfolio's figures and positions; its total return is since the track
-    `record`'s first executed day, said beside the figure, and valued at `as_of`: where that
-    close is after the record's last executed day (T0 delivered, T1 not yet run) a row says
-    so, since the track record's total return runs only to that day."""
+def _portfolio(ai: AIPortfolioSection, record: TrackRecordJson | dict, currency: str) -> list[Flowable]:
+    """The AI portfolio's figures and positions, money in `currency`; its total return is
+    since the track `record`'s first executed day, said beside the figure, and valued at
+    `as_of`: where that close is after the record's last executed day (T0 delivered, T1 not
+    yet run) a row says so, since the track record's total return runs only to that day."""
     opened, last = record.get("first"), record.get("last")
     if not ai["started"]:
         return section("AI portfolio", notice("the AI portfolio has not executed a day yet (T1 step 6, t1_trade)"))
@@ -207,9 +221,9 @@ def _portfolio(ai: AIPortfolioSection, record: TrackRecordJson | dict) -> list[F
         [
             ("Open positions", str(ai["positions_count"])),
             ("Entered as", entered_as(ai["positions"])),
-            ("Portfolio value", by_type(ai, AIPortfolioSection, "equity")),
-            ("Cash", by_type(ai, AIPortfolioSection, "cash")),
-            ("Liquid equity", by_type(ai, AIPortfolioSection, "liquid_equity")),
+            (in_currency("Portfolio value", currency), by_type(ai, AIPortfolioSection, "equity")),
+            (in_currency("Cash", currency), by_type(ai, AIPortfolioSection, "cash")),
+            (in_currency("Liquid equity", currency), by_type(ai, AIPortfolioSection, "liquid_equity")),
             (
                 f"Total return since opening on {opened}" if opened else "Total return",
                 signed_pct(ai["total_return_pct"]),
@@ -232,7 +246,8 @@ def _portfolio(ai: AIPortfolioSection, record: TrackRecordJson | dict) -> list[F
     ]
     cash = by_type(ai, AIPortfolioSection, "cash")
     rows.append(["CASH", "", "", "", cash, pct(weights.get("CASH", 0.0) * 100), "", ""])
-    headings = ["Symbol", "Quantity", "Avg cost", "Price", "Value", "Weight", "Unrealised PnL", "Flags"]
+    money_headings = (in_currency(h, currency) for h in ("Avg cost", "Price", "Value"))
+    headings = ["Symbol", "Quantity", *money_headings, "Weight", in_currency("Unrealised PnL", currency), "Flags"]
     table = data_table(headings, rows, numeric_to=7)  # the flags are words: text, not a figure
     return section("AI portfolio", figures, Spacer(0, 6), table)
 
@@ -252,15 +267,15 @@ def entered_as(positions: Sequence[AIPosition]) -> str:
     return ", ".join(f"{counts[k]} {words[k][counts[k] != 1]}" for k in words if counts[k]) or "-"
 
 
-def _track_record(record: TrackRecordJson, cost_model: str) -> list[Flowable]:
-    """Return, risk, turnover and costs beside the equal-weighted liquid universe and the
-    index, with what the book held (average exposure, fills); a book that held cash says
-    its ratios describe cash, not skill (portfolio/track_record.py: `mostly_cash`)."""
+def _track_record(record: TrackRecordJson, cost_model: str, currency: str) -> list[Flowable]:
+    """Return, risk, turnover and costs (in `currency`) beside the equal-weighted liquid
+    universe and the index, with what the book held (average exposure, fills); a book that
+    held cash says its ratios describe cash, not skill (portfolio/track_record.py: `mostly_cash`)."""
     if record.get("days", 0) < 2:
         why = record.get("reason") or "fewer than two executed days: no statistics yet"
         return section("Track record", notice(why))
     columns = _BenchmarkColumns.of(record)
-    rows = [*_held_rows(record, columns), *_book_rows(record, columns), *_relative_rows(columns)]
+    rows = [*_held_rows(record, columns), *_book_rows(record, columns, currency), *_relative_rows(columns)]
     note = _track_record_note(record, cost_model)
     table = data_table(["Statistic", "AI portfolio", "Equal-weighted liquid", "Index"], rows)
     if columns.cash:
@@ -321,8 +336,8 @@ def _held_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list
     ]
 
 
-def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list[str]]:
-    """The book's return (beside the benchmarks'), risk, turnover and costs paid."""
+def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns, currency: str) -> list[list[str]]:
+    """The book's return (beside the benchmarks'), risk, turnover and costs paid (in `currency`)."""
     costs = record.get("costs") or {}
     return [
         [
@@ -341,7 +356,7 @@ def _book_rows(record: TrackRecordJson, columns: _BenchmarkColumns) -> list[list
         ],
         ["Annual turnover", _times(record.get("annual_turnover")), "", ""],
         [
-            "Costs paid (fees / spread / impact)",
+            f"{in_currency('Costs paid', currency)}: fees / spread / impact",
             " / ".join(by_type(costs, CostsPaid, part) for part in ("fees", "spread", "impact")),
             "",
             "",
@@ -486,7 +501,7 @@ def _null_row(family: str, figures: dict[str, JsonValue]) -> list[str]:
 WRITTEN_DOWN_LISTED = 5  # the latest days named under the chart; the rest are counted
 
 
-def _written_down_note(curve: list[CurveDay]) -> list[Flowable]:
+def _written_down_note(curve: list[CurveDay], currency: str) -> list[Flowable]:
     """Under the equity curve, when liquid equity left out untraded holdings on some days:
     which days, which holdings and how much (the chart marks the same days)."""
     days = [d for d in curve if d.get("untraded_written_down")]
@@ -494,7 +509,7 @@ def _written_down_note(curve: list[CurveDay]) -> list[Flowable]:
         return []
     listed = [
         f"{d['trading_date']} ({', '.join(d['untraded_written_down'])}: "
-        f"{money(sum(float(v) for v in d['untraded_written_down'].values()))} left out)"
+        f"{money_in(sum(float(v) for v in d['untraded_written_down'].values()), currency)} left out)"
         for d in reversed(days[-WRITTEN_DOWN_LISTED:])
     ]
     earlier = len(days) - WRITTEN_DOWN_LISTED
@@ -527,7 +542,7 @@ def _charts(inputs: BriefingInputs, width: float, closing: list[Flowable]) -> li
                 inputs["currency"],
                 [bool(d.get("untraded_written_down")) for d in curve],
             ),
-            *_written_down_note(curve),
+            *_written_down_note(curve, inputs["currency"]),
         ]
         if curve
         else [notice("no executed day yet, so no equity curve")]

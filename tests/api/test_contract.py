@@ -150,6 +150,7 @@ def cli_answers(api: Api, walk: TypedWalk) -> list[tuple[str, Any]]:
 # (reports/format.py `by_type`): a table's column by its heading, a key figure by its label.
 PDF_MONEY = {"Value", "Fees", "All costs", "Avg cost", "Unrealised PnL", "Portfolio value", "Cash", "Liquid equity"}
 PDF_PRICE = {"Price"}
+CURRENCY_NAMED = re.compile(r" \([A-Z]{3}\)$")  # a money heading names its currency (reports/format.py in_currency)
 # The track record table's fractions (portfolio/track_record.py declares each a Fraction):
 # the book's and both benchmarks' cells of these rows, the drawdown before its " / Calmar".
 PDF_FRACTION_ROWS = {
@@ -185,7 +186,8 @@ def pdf_cells(api: Api, walk: TypedWalk, monkeypatch: pytest.MonkeyPatch) -> Non
     fractions: list[tuple[str, str]] = []
 
     def table(header: Any, rows: Any, *args: Any, **kwargs: Any) -> Any:
-        cells.extend((h, str(row[i])) for row in rows for i, h in enumerate(header) if h in PDF_MONEY | PDF_PRICE)
+        named = [CURRENCY_NAMED.sub("", h) for h in header]  # "Value (JMD)" is the Value column
+        cells.extend((h, str(row[i])) for row in rows for i, h in enumerate(named) if h in PDF_MONEY | PDF_PRICE)
         if header[0] == "Statistic":  # the track record table
             costs = next(row[1] for row in rows if str(row[0]).startswith("Costs paid"))
             cells.extend(("Value", part) for part in costs.split(" / "))
@@ -194,7 +196,8 @@ def pdf_cells(api: Api, walk: TypedWalk, monkeypatch: pytest.MonkeyPatch) -> Non
         return real_table(header, rows, *args, **kwargs)
 
     def figures(pairs: Any) -> Any:
-        cells.extend((label, value) for label, value in pairs if label in PDF_MONEY and isinstance(value, str))
+        named = [(CURRENCY_NAMED.sub("", label), value) for label, value in pairs]
+        cells.extend((label, value) for label, value in named if label in PDF_MONEY and isinstance(value, str))
         return real_figures(pairs)
 
     real_table, real_figures = quant_briefing.data_table, quant_briefing.key_figures

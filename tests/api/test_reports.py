@@ -188,7 +188,7 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
     assert f"Open positions {summary['positions_count']}" in pdf.text
     positions = api.acme("GET", "/api/ai-portfolio/positions").json()
     assert f"Entered as {entered_as(positions)}" in pdf.text and entered_as(positions) == "1 slot"
-    assert f"Portfolio value {money(summary['equity'])}" in pdf.text
+    assert f"Portfolio value (JMD) {money(summary['equity'])}" in pdf.text
     for position in api.acme("GET", "/api/ai-portfolio/positions").json():
         assert f"{position['symbol']} {number(position['quantity'])} {money(position['average_cost'])}" in pdf.text
     assert "Starting cash" in pdf.text and "Score (0-100)" in pdf.text, "the charts' legend and axis titles are text"
@@ -201,8 +201,8 @@ def test_quant_briefing_has_every_section_and_the_apis_figures(api: Api) -> None
         f"{signed_pct(index['total_return'] * 100, 2)}" in pdf.text
     )
     assert (
-        f"Costs paid (fees / spread / impact) {money(record['costs']['fees'])} / {money(record['costs']['spread'])}"
-        in pdf.text
+        f"Costs paid (JMD): fees / spread / impact {money(record['costs']['fees'])} / "
+        f"{money(record['costs']['spread'])}" in pdf.text
     )
     assert f"LONG: one of the {BOOK_NAMES} liquid ordinary shares with the largest expected excess" in pdf.text.replace(
         "\n", " "
@@ -420,7 +420,7 @@ def test_the_briefing_counts_the_ai_positions_as_the_api_does_on_a_split_ex_date
         f"{money(position['market_value'])}"
     )
     assert row in pdf.text, [line for line in pdf.text.splitlines() if line.startswith("LIQ")]
-    assert f"Portfolio value {money(summary['equity'])}" in pdf.text
+    assert f"Portfolio value (JMD) {money(summary['equity'])}" in pdf.text
 
 
 @ON_SQLITE_ONLY
@@ -442,3 +442,26 @@ def test_the_ai_return_is_measured_from_the_deposit_the_book_opened_with(api: Ap
         pdf = read(pdf_of(http.get("/api/quant-briefing.pdf")))
     assert f"Total return since opening on {signed_pct(summary['total_return_pct'])}" in pdf.text  # date wraps
     assert f"Total return to {record['last']} {signed_pct(record['total_return'] * 100, 2)}" in pdf.text
+
+
+def test_every_money_figure_names_the_currency_the_market_trades_in(api: Api) -> None:
+    """A reviewer's run on a store whose instruments trade in KES (a replayed NSE): both
+    PDFs printed "Portfolio value 10,000,000.00", "Price", "Value", "Fees" with no currency,
+    so a reader could not tell shillings from dollars. Every money column and figure names
+    the market's currency (portfolio/market.py `trading_currency`)."""
+    from store.history import current_rows
+
+    with api.world.engine.begin() as conn:
+        kept = ("symbol", "name", "board", "sector", "listed_on", "delisted_on", "source", "instrument_type")
+        rows = [{k: r[k] for k in kept} | {"currency": "KES"} for r in current_rows(conn, tables.instruments)]
+        append_history(conn, tables.instruments, rows)
+    briefing = read(pdf_of(api.acme("GET", "/api/quant-briefing.pdf"))).text
+    compliance = read(pdf_of(api.acme("GET", "/api/compliance-report.pdf"))).text
+    for label in ("Portfolio value (KES)", "Cash (KES)", "Liquid equity (KES)", "Costs paid (KES): fees"):
+        assert label in briefing, label
+    assert "Symbol Price (KES) Return" in briefing.replace("# ", "")
+    # and the money columns of the AI positions (avg cost, price, value, PnL) and of the audit trail
+    # (price, value, fees, all costs), their currency on a line under the name where the table is short of room
+    assert briefing.count("(KES)") == 1 + 3 + 4 + 1, briefing
+    assert compliance.count("(KES)") == 4 and "Price Value Fees All costs" in compliance, compliance
+    assert "JMD" not in briefing + compliance, "no figure in another currency than the market's"

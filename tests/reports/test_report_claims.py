@@ -169,7 +169,9 @@ def test_equity_curve_marks_the_days_untraded_holdings_were_left_out_of_liquid_e
     assert text.count(WRITTEN_DOWN_LABEL) == 2, "the chart's legend entry and the note under it"
     note = text[text.rindex(WRITTEN_DOWN_LABEL) : text.index("Score distribution", text.rindex(WRITTEN_DOWN_LABEL))]
     assert "did not trade that day cannot be sold, so liquid equity leaves out its whole value" in note
-    assert f"On 1 of 3 executed days, latest first: {after[0]} (LIQ: {discounts['LIQ']:,.2f} left out)." in note, note
+    assert f"On 1 of 3 executed days, latest first: {after[0]} (LIQ: JMD {discounts['LIQ']:,.2f} left out)." in note, (
+        note
+    )
     assert "MID" not in note, "a holding that traded at a wide spread was not left out for want of a trade"
 
     text = briefing_after(after[1])

@@ -85,14 +85,14 @@ def test_each_total_return_says_to_which_day() -> None:
     record = {"first": "2026-09-03", "last": "2026-11-26", "total_return": 0.0275, "annual_return": 0.1}
     record |= dict.fromkeys(("annual_volatility", "sharpe", "sortino", "max_drawdown", "calmar"))
     columns = SimpleNamespace(against=lambda *_: ["", ""])
-    assert _book_rows(record, columns)[0][:2] == ["Total return to 2026-11-26", "+2.75%"]  # type: ignore[arg-type]
+    assert _book_rows(record, columns, "JMD")[0][:2] == ["Total return to 2026-11-26", "+2.75%"]  # type: ignore[arg-type]
     ai = {
         "started": True, "positions_count": 0, "positions": [], "allocation": [], "equity": 1.0, "cash": 1.0,
         "liquid_equity": 1.0, "total_return_pct": 2.38, "as_of": "2026-11-27",
     }  # fmt: skip
 
     def shown(section: dict) -> str:
-        pdf = render(_portfolio(section, record), company="c", title="t", page_size="A4", subject="s").pdf  # type: ignore[arg-type]
+        pdf = render(_portfolio(section, record, "JMD"), company="c", title="t", page_size="A4", subject="s").pdf  # type: ignore[arg-type]
         return read(pdf).text
 
     assert "Last executed day 2026-11-26 (the track record's total return runs to it)" in shown(ai)

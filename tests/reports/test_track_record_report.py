@@ -14,7 +14,9 @@ from market.costs import IMPACT_Y, MAX_PARTICIPATION, describe
 from market.settings import Settings
 from portfolio import ai
 from reports import generate
+from store import tables
 from store.engine import service_engine
+from store.history import append_history
 from tests.api.world import seed_prices
 from tests.portfolio.seed import DAY, days_up_to, seed_predictions
 from tests.reports.pdf import read
@@ -40,13 +42,18 @@ def test_the_compliance_report_describes_fills_with_the_cost_models_own_words(se
 
 def test_the_compliance_report_states_the_fee_a_fill_is_charged(settings: Settings) -> None:
     """A rate that does not round to two decimals and a per-fill minimum (MARKETINTEL_BROKERAGE_FEE_RATE,
-    MARKETINTEL_BROKERAGE_MIN_FEE) read as charged: 0.725% (JSE levies 0.35% + 0.375%), at least 50.00."""
+    MARKETINTEL_BROKERAGE_MIN_FEE) read as charged: 0.725% (JSE levies 0.35% + 0.375%), at least
+    50.00 in the market's currency."""
     charged = settings.model_copy(update={"brokerage_fee_rate": 0.00375, "brokerage_min_fee": 50.0})
     fees = ai.fee_schedule(charged)
     small = Decimal("128.85")
     assert fees.rate == Decimal("0.00725") and fees.fee(small) > small * fees.rate  # the minimum applies
-    text = flat(generate("compliance", service_engine(charged), charged, default_calendar(), NOW).pdf)
-    assert "fees of 0.725% of each fill's value, and at least 50.00 a fill (the market's fee schedule)" in text
+    engine = service_engine(charged)
+    with engine.begin() as conn:  # a market that trades in shillings: the minimum is in shillings
+        listed = {"symbol": "KQ", "name": "Kenya Airways", "board": "MAIN", "currency": "KES", "source": "test"}
+        append_history(conn, tables.instruments, [listed])
+    text = flat(generate("compliance", engine, charged, default_calendar(), NOW).pdf)
+    assert "fees of 0.725% of each fill's value, and at least KES 50.00 a fill (the market's fee schedule)" in text
 
 
 def test_an_all_cash_ai_portfolio_says_its_ratios_describe_cash_in_the_briefing_and_the_demo(
