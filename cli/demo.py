@@ -187,7 +187,7 @@ def _index_part(record: dict, pct, num, cash: bool = False) -> str:  # noqa: ANN
 def _reports(settings: Settings, calendar: TradingCalendar) -> Iterator[str]:
     """Both PDF reports of the day, under fixed names so the README's page images can be
     remade from any demo run (`make report-images`)."""
-    desk = Desk(service_engine(settings), settings, calendar)
+    desk = Desk(service_engine(settings), settings, calendar).on_market_clock()
     for kind, name in (("quant-briefing", "quant-briefing.pdf"), ("compliance", "compliance-report.pdf")):
         made = desk.report(kind)
         yield f"{kind:<14} report  ->  {desk.save_report(made, settings.reports_dir / name)} ({made.pages} pages)"

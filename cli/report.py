@@ -30,7 +30,7 @@ def report(
     if out is not None and not out.strip():
         raise InvalidInputError(f"--out must name the PDF file to write, not {out!r}")
     settings = get_settings()
-    desk = Desk.from_settings(settings)
+    desk = Desk.from_settings(settings).on_market_clock()  # a replay's reports read its own time, as the API's
     made = desk.report(kind)
     path = desk.save_report(made, _target(out, settings.reports_dir, made.filename))
     typer.echo(f"wrote {path} ({made.pages} pages; data snapshot sha256 {made.sha256})")

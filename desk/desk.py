@@ -46,7 +46,7 @@ Decisions:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -381,6 +381,14 @@ class Desk(PortfolioReads, MarketReads):
     def report(self, kind: str) -> Report:
         """PDF report `kind` ('quant-briefing' or 'compliance') from the store as it is now."""
         return generate(kind, self.engine, self.settings, self.calendar, self.now())
+
+    def on_market_clock(self) -> Desk:
+        """This desk on a replayed market's own clock (desk/clock.py), as a serving process
+        reads it (`serving`), so a report made from the CLI or the demo is dated, and judged
+        current or stale (reports.inputs `staleness`), as the API's is; itself elsewhere."""
+        if self.settings.replay_path is None:
+            return self
+        return replace(self, now=ReplayClock(self.engine, self.calendar))
 
     def report_order(self, kind: str) -> ReportOrder:
         """`report`, to be built in a process of its own (`ReportOrder`)."""

@@ -50,7 +50,7 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     # Imported here, not with the package: `reports.stage_figures`, which every stage
     # notebook imports, must not pull in reportlab, the fonts and the views behind them.
     from reports import compliance, quant_briefing
-    from reports.inputs import briefing_inputs, compliance_inputs, snapshot_sha256
+    from reports.inputs import briefing_inputs, compliance_inputs, priced_day, snapshot_sha256, staleness
     from reports.layout import render
     from store.transactions import snapshot_read
 
@@ -58,11 +58,14 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
     with snapshot_read(engine) as conn:  # every figure of one state of the store, as the digest certifies
         inputs = gather(conn, calendar, now, settings)
     digest = snapshot_sha256(inputs)
+    stale = staleness(priced_day(inputs), calendar, now)  # when it was made, not what it was made from
     company = settings.company_name
     stamp = exchange_iso(now)
     if kind == "quant-briefing":
         title = quant_briefing.TITLE_TEXT
-        story = quant_briefing.story(inputs, f"{stamp.replace('T', ' ')} exchange time", settings.report_page_size)
+        story = quant_briefing.story(
+            inputs, f"{stamp.replace('T', ' ')} exchange time", settings.report_page_size, stale
+        )
     else:
         title = compliance.TITLE_TEXT
         generated = {
@@ -72,7 +75,7 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
             "rights": RIGHTS.format(company=company),
             "sha256": digest,
         }
-        story = compliance.story(inputs, generated, company, settings.report_page_size)
+        story = compliance.story(inputs, generated, company, settings.report_page_size, stale)
     rendered = render(
         story,
         company=company,

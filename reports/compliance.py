@@ -25,14 +25,16 @@ from reports.format import (
     null_books_summary,
     number,
     record_caption,
+    stale_warning,
 )
-from reports.inputs import AuditTrade, ComplianceInputs, Origin, Provenance, priced_day
+from reports.inputs import AuditTrade, ComplianceInputs, Origin, Provenance, Staleness, priced_day
 from reports.layout import (
     DIGEST,
     SMALL,
     SUBHEADING,
     SUBTITLE,
     TITLE,
+    caution,
     content_width,
     data_table,
     kept,
@@ -111,7 +113,10 @@ REGULATORY_NOTICES = [
 ]
 
 
-def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, page_size: str) -> list[Flowable]:
+def story(
+    inputs: ComplianceInputs, generated: dict[str, str], company: str, page_size: str, stale: Staleness | None = None
+) -> list[Flowable]:
+    """The Compliance Report; `stale` (reports.inputs.staleness): its prices are old, boxed under its heading."""
     width = content_width(page_size)
     return [
         text(TITLE_TEXT, TITLE),
@@ -119,6 +124,7 @@ def story(inputs: ComplianceInputs, generated: dict[str, str], company: str, pag
             market_day_line(priced_day(inputs), f"{generated['exchange']} exchange time"),
             SUBTITLE,
         ),
+        *([caution(stale_warning(stale)), Spacer(0, 6)] if stale else []),
         *section(
             "Risk disclosures",
             *_paragraphs(

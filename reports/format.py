@@ -20,7 +20,7 @@ from market.money import Fraction, Money, Price, price_display
 from portfolio.nulls import MIN_NULL_DAYS
 
 if TYPE_CHECKING:
-    from reports.inputs import NullBooksJson
+    from reports.inputs import NullBooksJson, Staleness
     from views.performance import ModelRecord, Performance
 
 DASH = "-"
@@ -55,6 +55,15 @@ def market_day_line(day: str | None, generated: str) -> str:
     `reports.inputs.priced_day`) or, on a store without prices, that none is delivered yet;
     then when it was generated."""
     return f"Market day {day or 'not delivered yet'}  |  generated {generated}"
+
+
+def stale_warning(stale: Staleness) -> str:
+    """The box under a report's heading when its prices are old (`reports.inputs.staleness`)."""
+    return (
+        f"Stale data: the latest stored prices are of {stale.day}, {counted(stale.behind, 'session')} before the "
+        f"latest closed session ({stale.latest_closed}). Every figure in this report is as of {stale.day} or "
+        "earlier; no prices have been stored since (see the health stage and T0's deliveries)."
+    )
 
 
 def counted(n: int, unit: str) -> str:

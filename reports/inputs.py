@@ -38,6 +38,7 @@ report was generated.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, TypedDict
 
@@ -238,6 +239,34 @@ def priced_day(inputs: BriefingInputs | ComplianceInputs | dict) -> str | None:
     if origins:
         return str(max(str(o["last_day"]) for o in origins))
     return None
+
+
+# How many sessions a report's prices may lag the latest closed session before it says they
+# are stale: 1 is the hours between a close and T0's delivery, 2 a day T0 missed; more is a
+# store nobody has fed (`staleness`).
+STALE_AFTER_SESSIONS = 2
+
+
+@dataclass(frozen=True)
+class Staleness:
+    """A report's market day (`priced_day`) against the latest closed session when it was
+    generated: `behind` sessions apart."""
+
+    day: date
+    latest_closed: date
+    behind: int
+
+
+def staleness(day: str | None, calendar: TradingCalendar, now: datetime) -> Staleness | None:
+    """Whether a report about market `day` generated at `now` reads old prices: its day more
+    than STALE_AFTER_SESSIONS sessions before the latest closed one on `calendar`; None when
+    it is current, or when no day is priced (the heading already says so). Not part of the
+    inputs: it depends on when the report is made, the data snapshot does not."""
+    if day is None:
+        return None
+    priced, latest = date.fromisoformat(day), latest_closed_trading_day(now, calendar)
+    behind = calendar.trading_days_between(priced, latest)
+    return Staleness(priced, latest, behind) if behind > STALE_AFTER_SESSIONS else None
 
 
 def snapshot_sha256(inputs: BriefingInputs | ComplianceInputs) -> str:

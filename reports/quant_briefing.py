@@ -38,6 +38,7 @@ from reports.format import (
     ratio,
     record_caption,
     signed_pct,
+    stale_warning,
     statistic_pct,
 )
 from reports.inputs import (
@@ -47,6 +48,7 @@ from reports.inputs import (
     MarketSection,
     NullBooksJson,
     SignalRow,
+    Staleness,
     TrackRecordJson,
     priced_day,
 )
@@ -76,12 +78,14 @@ TITLE_TEXT = "Quant Briefing"
 SCORE_MEANS = description(ServedPrediction, "score")
 
 
-def story(inputs: BriefingInputs, generated: str, page_size: str) -> list[Flowable]:
+def story(inputs: BriefingInputs, generated: str, page_size: str, stale: Staleness | None = None) -> list[Flowable]:
+    """The Briefing; `stale` (reports.inputs.staleness): its prices are old, boxed under its heading."""
     width = content_width(page_size)
     market = inputs["market"]
     return [
         text(TITLE_TEXT, TITLE),
         text(market_day_line(priced_day(inputs), generated), SUBTITLE),
+        *([caution(stale_warning(stale)), Spacer(0, 6)] if stale else []),
         *_performance(inputs["performance"]),
         *_sentiment(market),
         *_signals(inputs),

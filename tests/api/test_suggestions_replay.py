@@ -177,3 +177,21 @@ def test_a_replayed_suggestion_rejected_before_its_close_and_the_next_t2_expirin
         assert {s["trading_date"] for s in _listed(http, key)} <= {(day + timedelta(days=1)).isoformat()}
     assert _events(settings, first) == ["PENDING", "REJECTED"]
     assert _events(settings, second) == ["PENDING", "EXPIRED"]
+
+
+def test_a_replays_report_from_the_cli_is_dated_on_the_replays_clock_not_stale(replay, tmp_path: Path) -> None:
+    """`marketintel report` on a replay ran on the wall clock, years after the replayed
+    files' last session, so the report was boxed "Stale data: ... N sessions before the
+    latest closed session" and dated today. It runs on the replay's clock, as the API does
+    (Desk.on_market_clock): current, generated the morning after the last session."""
+    import subprocess
+
+    from tests.pipeline.test_cli import MARKETINTEL
+    from tests.reports.pdf import read
+
+    out = tmp_path / "compliance.pdf"
+    result = subprocess.run([MARKETINTEL, "report", "compliance", "--out", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    first = " ".join(read(out.read_bytes()).pages[0].split())
+    assert f"Market day {LAST_SESSION} | generated {replay[1]} 07:30" in first, first[:300]
+    assert "Stale data" not in first

@@ -67,6 +67,40 @@ def test_both_reports_are_named_for_the_latest_priced_day(settings: Settings) ->
     assert names == {"quant-briefing": f"quant-briefing-{priced}.pdf", "compliance": f"compliance-report-{priced}.pdf"}
 
 
+@ON_SQLITE_ONLY
+def test_a_report_on_prices_weeks_old_says_so_under_its_heading(settings: Settings) -> None:
+    """A reviewer's run: a store whose last prices are a Friday's, read three weeks on, gave
+    reports that read as current (only the small "Market day" line told). Both now box a
+    warning under the heading, naming the day and how many sessions it lags; a report two
+    sessions behind (a day T0 missed) has none (reports.inputs.STALE_AFTER_SESSIONS)."""
+    engine, calendar = service_engine(settings), default_calendar()
+    seed_prices(engine)
+    with engine.connect() as conn:
+        priced = latest_priced_day(conn)
+
+    def first_page(kind: str, sessions_later: int) -> str:
+        closed = calendar.add_trading_days(priced, sessions_later)  # read the morning after that session's close
+        morning = datetime.combine(calendar.next_trading_day(closed), datetime.min.time(), UTC).replace(hour=13)
+        return " ".join(read(generate(kind, engine, settings, calendar, morning).pdf).pages[0].split())
+
+    for kind in KINDS:
+        weeks = first_page(kind, 15)
+        closed = calendar.add_trading_days(priced, 15)
+        warning = (
+            f"Stale data: the latest stored prices are of {priced}, 15 sessions before the latest closed session "
+            f"({closed}). Every figure in this report is as of {priced} or earlier"
+        )
+        assert warning in weeks, weeks[:600]
+        assert (
+            weeks.index(f"Market day {priced}")
+            < weeks.index("Stale data")
+            < weeks.index("System performance" if kind == "quant-briefing" else "Risk disclosures")
+        )
+        for current in (0, 2):
+            assert "Stale data" not in first_page(kind, current), (kind, current)
+    assert "Stale data" in first_page("compliance", 3)
+
+
 def test_a_long_table_repeats_its_header_on_every_page() -> None:
     rows = [[f"2026-11-{1 + i % 28:02d}", f"SYM{i}", "BUY", i, f"{i}.00"] for i in range(150)]
     story = [text("Trail"), data_table(["Date", "Symbol", "Action", "Quantity", "Price"], rows, numeric_from=3)]
