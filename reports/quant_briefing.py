@@ -155,7 +155,7 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
             i + 1,
             f"{s['symbol']} (halted)" if s["halted_since"] else s["symbol"],
             money(s["close"]),
-            signed_pct(s["change_pct"]),
+            day_return(s, priced_day(inputs)),
             number(s["rsi_14"], 1),
             number(s["score"], 1),
             s["action"],
@@ -181,13 +181,23 @@ def _signals(inputs: BriefingInputs) -> list[Flowable]:
     )
     note = text(
         f"Top {len(signals)} of {inputs['scored_instruments']} scored instruments by Score. Score: {SCORE_MEANS} "
-        "Return: the day's change. Edge / cost: the name's expected excess over the universe across the "
+        'Return: the day\'s change, "no trade" where the name did not trade that day (its price is then its last '
+        "close). Edge / cost: the name's expected excess over the universe across the "
         f"{HORIZON} sessions from the next close against its round-trip cost (spread and two fees). LONG is a "
         f"rank, not a Score line: the {BOOK_NAMES} liquid ordinary shares with the largest expected excess, so "
         f"a higher Score can be HOLD (it fails the entry gates, or is not an ordinary share).{_halts(signals)}",
         SMALL,
     )
     return section("Top AI signals", *_record_said(signals), note, table)
+
+
+def day_return(signal: SignalRow, day: str | None) -> str:
+    """The signal's change on market `day`, or "no trade" where it did not trade that day (no
+    volume, or a last bar of an earlier day), so that a price that did not move for want
+    of a trade never reads as a firm "+0.00%" (Market sentiment counts it as not traded)."""
+    if not signal["volume"] or str(signal["trading_date"]) != day:
+        return "no trade"
+    return signed_pct(signal["change_pct"])
 
 
 def _record_said(signals: list[SignalRow]) -> list[Flowable]:

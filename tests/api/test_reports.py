@@ -465,3 +465,23 @@ def test_every_money_figure_names_the_currency_the_market_trades_in(api: Api) ->
     assert briefing.count("(KES)") == 1 + 3 + 4 + 1, briefing
     assert compliance.count("(KES)") == 4 and "Price Value Fees All costs" in compliance, compliance
     assert "JMD" not in briefing + compliance, "no figure in another currency than the market's"
+
+
+def test_a_signal_that_did_not_trade_on_the_day_reads_no_trade_not_a_firm_zero(api: Api) -> None:
+    """A reviewer's run on the demo: IBS, scored in the top 15, traded no share on the day,
+    yet the Briefing's Return column read "+0.00%", as a name that traded firm reads, while
+    Market sentiment counted it as not traded. Its row says "no trade"; a name that traded
+    keeps its change."""
+    from tests.portfolio.seed import price_row
+
+    latest = api.acme("GET", "/api/market/latest").json()
+    scored = sorted((s for s, q in latest.items() if q["score"] is not None), key=lambda s: -latest[s]["score"])
+    idle, traded = scored[0], scored[1]
+    close = latest[idle]["close"]
+    with api.world.engine.begin() as conn:  # a correction of the day's bar: no share traded at the last close
+        append_history(conn, tables.eod_prices, [price_row(idle, DAY, close, 0, close - 0.05, close + 0.05)])
+    latest = api.acme("GET", "/api/market/latest").json()
+    assert latest[idle]["volume"] == 0 and latest[traded]["volume"] > 0
+    pdf = read(pdf_of(api.acme("GET", "/api/quant-briefing.pdf"))).text
+    assert f"1 {idle} {money(latest[idle]['close'])} no trade " in pdf, pdf
+    assert f"2 {traded} {money(latest[traded]['close'])} {signed_pct(latest[traded]['change_pct'])} " in pdf
