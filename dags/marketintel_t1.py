@@ -21,6 +21,9 @@ transaction that a re-run leaves as one run would:
 6. `t1_trade`: the AI portfolio trades under the liquidity rails. Each day it closes
    updates the asset `marketintel_t1_close` (its extra names the day), which starts T2
    for the next trading day's morning.
+7. `t1_reports`: both PDF reports of the day (Quant Briefing, Compliance Report) written
+   to the reports folder under their file names of the day; for a day before the latest
+   priced one it writes nothing and says why (a report reads the store as it is now).
 
 The first task, `trading_day`, skips everything on weekends and exchange holidays with
 the reason in its log. The trading date is the `run_date` param, else the day T0's

@@ -31,6 +31,7 @@ _DEFINED_IN: dict[str, str] = {  # stage name -> "module:attribute" of its Stage
     "t1_monitor": "pipeline.monitor_stage:MONITOR",
     "t1_analysis": "pipeline.analysis_stage:ANALYSIS",
     "t1_trade": "pipeline.portfolio_stages:EXECUTE",
+    "t1_reports": "pipeline.report_stage:REPORTS",
     "t2_suggestions": "pipeline.portfolio_stages:SUGGEST",
     "t3_macro": "pipeline.macro_stage:T3_MACRO",
 }

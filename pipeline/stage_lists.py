@@ -15,6 +15,7 @@ T1_STAGES = [
     "t1_monitor",
     "t1_analysis",
     "t1_trade",
+    "t1_reports",
 ]
 T2_STAGES = ["t2_suggestions"]
 T3_STAGES = ["t3_macro"]
@@ -29,4 +30,5 @@ T1_TIMEOUT_MINUTES = {
     "t1_monitor": 10,
     "t1_analysis": 10,
     "t1_trade": 15,
+    "t1_reports": 10,
 }

@@ -40,6 +40,7 @@ class Report:
     pages: int
     sha256: str
     filename: str
+    priced_day: str | None = None  # the market day its figures are about (reports.inputs.priced_day); None: no prices
 
 
 def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCalendar, now: datetime) -> Report:
@@ -84,7 +85,8 @@ def generate(kind: str, engine: Engine, settings: Settings, calendar: TradingCal
         subject=f"data snapshot sha256 {digest}",
     )
     name = "quant-briefing" if kind == "quant-briefing" else "compliance-report"
-    return Report(kind, rendered.pdf, rendered.pages, digest, f"{name}-{market_day(inputs, calendar, now)}.pdf")
+    filename = f"{name}-{market_day(inputs, calendar, now)}.pdf"
+    return Report(kind, rendered.pdf, rendered.pages, digest, filename, priced_day(inputs))
 
 
 def generate_apart(kind: str, settings: Settings, calendar: TradingCalendar, now: datetime) -> Report:

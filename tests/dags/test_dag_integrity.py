@@ -26,6 +26,7 @@ T1_TASKS = [
     "t1_monitor",
     "t1_analysis",
     "t1_trade",
+    "t1_reports",
 ]
 
 

@@ -73,11 +73,11 @@ def test_health_says_when_the_previous_trading_days_pipeline_did_not_finish(sett
         "trading_date": "2026-11-19",
         "failed": ["t1_predict"],
         "unfinished": ["t1_features"],
-        "not_run": ["t1_monitor", "t1_analysis", "t1_trade"],
+        "not_run": ["t1_monitor", "t1_analysis", "t1_trade", "t1_reports"],
         "failed_reruns": [],
     }
     _ran(settings, thursday, {"t1_features": "SUCCEEDED", "t1_predict": "SUCCEEDED"})  # the day rerun to the end
-    _ran(settings, thursday, {s: "SUCCEEDED" for s in ("t1_monitor", "t1_analysis", "t1_trade")})
+    _ran(settings, thursday, {s: "SUCCEEDED" for s in ("t1_monitor", "t1_analysis", "t1_trade", "t1_reports")})
     assert run_stage("health", friday, settings=settings).summary["healthy"] is True
 
 

@@ -101,6 +101,43 @@ def test_a_report_on_prices_weeks_old_says_so_under_its_heading(settings: Settin
     assert "Stale data" in first_page("compliance", 3)
 
 
+@ON_SQLITE_ONLY
+def test_the_t1_reports_stage_writes_both_reports_of_the_day_and_none_for_an_earlier_day(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Reports were built on request only: an Airflow operator found none after the day's
+    run. T1's last task (t1_reports, pipeline/report_stage.py) writes both, named for the
+    day, to the reports folder; a re-run writes the same files again; a run for an earlier
+    day writes nothing and says why (a report reads the store as it is now), and a preview
+    writes nothing."""
+    from pipeline.runner import run_stage
+    from pipeline.stage_lists import T1_STAGES
+
+    assert T1_STAGES[-2:] == ["t1_trade", "t1_reports"], "built once the AI portfolio has traded the day"
+    settings = settings.model_copy(update={"reports_dir": tmp_path / "reports"})
+    engine = service_engine(settings)
+    seed_prices(engine)
+    with engine.connect() as conn:
+        day = latest_priced_day(conn)
+    names = [f"quant-briefing-{day}.pdf", f"compliance-report-{day}.pdf"]
+    preview = run_stage("t1_reports", day, settings=settings, write=False)
+    assert preview.status == "SUCCEEDED" and not (tmp_path / "reports").exists()
+    for _ in range(2):  # the day, then its re-run
+        result = run_stage("t1_reports", day, settings=settings)
+        assert result.status == "SUCCEEDED" and result.summary["written"] == 2, result.summary
+        assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == sorted(names)
+        assert [r["file"] for r in result.tables["reports"]] == [str(tmp_path / "reports" / n) for n in names]
+    first = read((tmp_path / "reports" / names[0]).read_bytes()).pages[0]
+    assert f"Market day {day} |" in first
+    earlier = default_calendar().previous_trading_day(day)
+    old = run_stage("t1_reports", earlier, settings=settings)
+    assert old.summary == {
+        "written": 0,
+        "not_written": f"a report of {earlier} cannot be rebuilt: the latest priced day is {day}",
+    }
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == sorted(names)
+
+
 def test_a_long_table_repeats_its_header_on_every_page() -> None:
     rows = [[f"2026-11-{1 + i % 28:02d}", f"SYM{i}", "BUY", i, f"{i}.00"] for i in range(150)]
     story = [text("Trail"), data_table(["Date", "Symbol", "Action", "Quantity", "Price"], rows, numeric_from=3)]

@@ -1,0 +1,54 @@
+"""T1 step 7: both PDF reports of the day, built after the AI portfolio has traded it.
+
+The Quant Briefing and the Compliance Report are built as `marketintel report` builds them
+(`Desk.report`, from the store as it is when the stage runs) and written to the reports
+folder (MARKETINTEL_REPORTS_DIR) under their file names of the day
+(`quant-briefing-<day>.pdf`, `compliance-report-<day>.pdf`), each whole or not at all. A
+report reads the store as it is now, not as it was on a past day, so the stage writes them
+only for the day they are about (the latest priced day): run for an earlier day (a backfill
+of old days, a re-run after later days were delivered) it writes nothing and says why,
+rather than file a later day's figures under that day's name. A re-run of the day writes
+the same two files again (the same figures; only the generation time differs). A preview
+(`write=False`) builds both and writes neither. The stage stores no row.
+"""
+
+from __future__ import annotations
+
+from pipeline.stage import Stage, StageContext, StageOutcome
+
+KINDS = ("quant-briefing", "compliance")
+
+
+def run_reports(ctx: StageContext) -> StageOutcome:
+    desk, day = ctx.desk, ctx.trading_date.isoformat()
+    built = [desk.report(kind) for kind in KINDS]
+    if built[0].priced_day != day:
+        latest = built[0].priced_day or "none"
+        return StageOutcome(
+            summary={
+                "written": 0,
+                "not_written": f"a report of {day} cannot be rebuilt: the latest priced day is {latest}",
+            }
+        )
+    rows = [
+        {
+            "report": made.kind,
+            "file": str(
+                desk.save_report(made, ctx.settings.reports_dir / made.filename) if ctx.write else made.filename
+            ),
+            "pages": made.pages,
+            "sha256": made.sha256,
+        }
+        for made in built
+    ]
+    return StageOutcome(
+        summary={"written": len(rows) if ctx.write else 0, "folder": str(ctx.settings.reports_dir)},
+        tables={"reports": rows},
+    )
+
+
+REPORTS = Stage(
+    "t1_reports",
+    run_reports,
+    "Both PDF reports of the day (Quant Briefing, Compliance Report), written to the reports folder.",
+)
