@@ -20,7 +20,7 @@ KINDS = ("quant-briefing", "compliance")
 
 
 def run_reports(ctx: StageContext) -> StageOutcome:
-    desk, day = ctx.desk, ctx.trading_date.isoformat()
+    desk, day = ctx.desk.on_market_clock(), ctx.trading_date.isoformat()  # a replay: its own time, as the API
     built = [desk.report(kind) for kind in KINDS]
     if built[0].priced_day != day:
         latest = built[0].priced_day or "none"

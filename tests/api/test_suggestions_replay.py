@@ -195,3 +195,8 @@ def test_a_replays_report_from_the_cli_is_dated_on_the_replays_clock_not_stale(r
     first = " ".join(read(out.read_bytes()).pages[0].split())
     assert f"Market day {LAST_SESSION} | generated {replay[1]} 07:30" in first, first[:300]
     assert "Stale data" not in first
+    # and T1's t1_reports task on the replay (the demo's day) alike
+    settings = replay[0].model_copy(update={"reports_dir": tmp_path / "day"})
+    assert run_stage("t1_reports", LAST_SESSION, settings=settings).summary["written"] == 2
+    staged = " ".join(read((tmp_path / "day" / f"compliance-report-{LAST_SESSION}.pdf").read_bytes()).pages[0].split())
+    assert f"generated {replay[1]} 07:30" in staged and "Stale data" not in staged, staged[:300]
