@@ -286,6 +286,7 @@ def test_demo_runs_the_day_through_the_notebooks_then_serves_a_living_world(serv
         "t1_monitor.ipynb",
         "t1_analysis.ipynb",
         "t1_trade.ipynb",
+        "t1_reports.ipynb",
         "health.ipynb",
         "t3_macro.ipynb",
         "t2_suggestions.ipynb",
