@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -281,9 +282,7 @@ def import_path(
     report.currency = report.currency_stated or source_currency(fmt, currency)
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, _stopped(changes), capital.delist_after)
     if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
-        report.bad_rows = [
-            str(item) for file in files for item in read_known(fmt, file, today) if isinstance(item, Bad)
-        ]
+        report.bad_rows = [str(item) for items in first.read for item in items if isinstance(item, Bad)]
         return report
     _refuse_two_series(engine, changes)
     actions = _action_rows(fmt, changes)
@@ -291,7 +290,7 @@ def import_path(
     said = {"currency": report.currency} if report.currency_stated or currency else {}
     with _one_transaction(engine, MARKET_FILES) as conn:
         held = Held.read(conn)  # before the prices: the days the stored names are as of
-        written = _store_prices(conn, fmt, files, today, rows, report)
+        written = _store_prices(conn, fmt, first.read, rows, report)
         report.rows_inserted, report.rows_changed = written.new, len(written.changed)
         report.changed = [c.line() for c in written.changed[:CHANGED_SHOWN]]
         report.indices = sorted(rows.indices)
@@ -317,8 +316,11 @@ def _stopped(changes: CapitalChanges) -> dict[str, date]:
 
 @dataclass(frozen=True)
 class FirstPass:
-    """What an import reads before it writes a row (`_first_pass`)."""
+    """What an import reads before it writes a row (`_first_pass`): the files are read
+    once, and `read` holds each file's rows (a Bad for each bad row, in file order) for
+    the writes (`_store_prices`), which empty it as they go."""
 
+    read: list[deque[dict | Bad]]  # each file's rows as its reader gave them (`read_known`)
     copies: dict[date, date]  # the days that copy the one before, left out
     changes: CapitalChanges  # the capital changes of the rows kept
     currencies: dict[str, set[str]]  # currency -> the symbols whose rows state it
@@ -333,14 +335,15 @@ def _first_pass(
     capital changes of the rows the import keeps (a reused ticker looked for across the
     store's rows too: `stored_history`) and the currencies the rows state, read before a
     row is written."""
-    first = [item for file in files for item in read_known(fmt, file, today) if not isinstance(item, Bad)]
+    read = [deque(read_known(fmt, file, today)) for file in files]
+    first = [item for items in read for item in items if not isinstance(item, Bad)]
     copies = repeated_days(first)
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
     report.second_rows = seconds.lines()
     currencies, unstated = row_currencies(i for i in first if not is_index_row(i))
     stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
-    return FirstPass(copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
+    return FirstPass(read, copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
 
 
 def _renamed_symbols(capital: CapitalOptions, path: Path) -> set[str]:
@@ -442,13 +445,15 @@ def _one_transaction(engine: Engine, lock_name: str) -> Iterator[Connection]:
 
 
 def _store_prices(
-    conn: Connection, fmt: str, files: list[Path], today: date, rows: _Rows, report: ImportReport
+    conn: Connection, fmt: str, read: list[deque[dict | Bad]], rows: _Rows, report: ImportReport
 ) -> Written:
-    """The second pass: each file's price rows (`_Rows.take`), written in batches."""
+    """The second pass, over the rows the first read (`FirstPass.read`, emptied as it
+    goes, so a written batch's rows are let go): each file's price rows (`_Rows.take`),
+    written in batches."""
     written, batch = Written(), []
-    for file in tqdm(files, desc=f"import {fmt}", unit="file", disable=None):
-        for item in read_known(fmt, file, today):
-            price = rows.take(item, report)
+    for items in tqdm(read, desc=f"import {fmt}", unit="file", disable=None):
+        while items:
+            price = rows.take(items.popleft(), report)
             if price is not None:
                 batch.append(price)
             if len(batch) >= BATCH_ROWS:
@@ -761,7 +766,8 @@ class _Rows:
         self.last_day[symbol] = max(day, self.last_day.get(symbol, day))
         _latest(self.names, symbol, day, item.pop("name", None) or None)
         _latest(self.stated, symbol, day, item.pop("instrument_type", None))
-        return {**item, "source": self.source}
+        item["source"] = self.source  # the row read becomes the row to store: no copy of it is kept
+        return item
 
     def _keep_level(self, item: dict) -> None:
         """An index's level: its row's close when that is positive, on a day that is not a
