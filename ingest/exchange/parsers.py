@@ -21,11 +21,19 @@ class CellError(ValueError):
     pass
 
 
+_PLAIN_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")  # what most cells hold: no sign, no thousands commas
+
+
 def number(text: str) -> float | None:
     """'1,234.50' -> 1234.5; '(0.44)' -> -0.44 (market.money.printed_number, the rule a
     statement is read by too); '-' or '' -> None; anything else raises CellError. A
-    negative figure where none is meaningful (a close, a volume) is validation's to refuse."""
+    negative figure where none is meaningful (a close, a volume) is validation's to refuse.
+    A plain figure ('39.14', '4747') is one `printed_number` reads too, and `float` of its
+    text is the float of its exact value, so it is read directly: an import reads millions
+    of cells, and the full rule took a third of the time to read a file."""
     text = text.strip()
+    if _PLAIN_NUMBER.fullmatch(text):
+        return float(text)
     if text in {"-", ""}:
         return None
     value = printed_number(text)
