@@ -114,16 +114,35 @@ def append_history(
     for key, missing in absent.items():  # a column the writer does not know keeps its stored value
         if key in current:
             by_key[key].update({name: current[key][name] for name in missing})
-    differ = [key for key, row in by_key.items() if not _same_content(table, current.get(key), row)]
+    provenance = _provenance_columns(table)
+    differ = [key for key, row in by_key.items() if not _same_content(provenance, current.get(key), row)]
     changed = [by_key[key] for key in differ]
     if changed:
-        stamp = recorded_at or utc_now()
-        conn.execute(table.insert(), [{**row, "recorded_at": stamp} for row in changed])
+        _insert_stamped(conn, table, changed, recorded_at or utc_now())
         tally = _written.get()
         if tally is not None:
             tally[table.name] += len(changed)
     replaced = tuple((current[key], by_key[key]) for key in differ if key in current)
     return AppendResult(table.name, inserted=len(changed), unchanged=len(prepared) - len(changed), replaced=replaced)
+
+
+_INSERTED_PER_STATEMENT = 5_000  # rows per executemany: the driver's copy of the parameters stays this size
+
+
+def _insert_stamped(conn: Connection, table: Table, rows: list[dict], stamp: datetime) -> None:
+    """Insert `rows` (`append_history`'s own normalised rows) recorded at `stamp`: the stamp
+    is set on each row for its statement and taken off again, rather than each row copied
+    with it (on a 50,000-row import, a copy of every row held at once), and the rows go
+    in statements of _INSERTED_PER_STATEMENT."""
+    for start in range(0, len(rows), _INSERTED_PER_STATEMENT):
+        chunk = rows[start : start + _INSERTED_PER_STATEMENT]
+        for row in chunk:
+            row["recorded_at"] = stamp
+        try:
+            conn.execute(table.insert(), chunk)
+        finally:
+            for row in chunk:
+                del row["recorded_at"]
 
 
 def _kept_columns(table: Table) -> tuple[str, ...]:
@@ -228,7 +247,9 @@ def row_counts(conn: Connection, tables: Iterable[Table]) -> dict[str, int]:
 
 
 def normalise_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
-    """Complete a row with column defaults and coerce values to the column's Python type."""
+    """Complete a row with column defaults and coerce values to the column's Python type
+    (`_coerce`; a column of a type it leaves as it is only has a NaN made None, checked
+    here: the writes normalise every row of every batch)."""
     names, written = _row_plan(table)
     if not names.issuperset(row):
         raise InvalidInputError(f"{table.name}: unknown columns {sorted(set(row) - names)}")
@@ -240,7 +261,11 @@ def normalise_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
             value = default.arg(None) if default.is_callable else default.arg
         else:
             value = None
-        value = _coerce(column_type, value)
+        if column_type is None:  # `_coerce` of such a column: a NaN is None, the rest as it is
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+        else:
+            value = _coerce(column_type, value)
         if value is None and not nullable:
             raise InvalidInputError(f"{table.name}.{name} is required")
         result[name] = value
@@ -248,17 +273,35 @@ def normalise_row(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _PLANS: dict[Table, tuple[frozenset[str], tuple[tuple[str, Any, Any, bool], ...]]] = {}
+_CONVERTED = (Date, Money, UTCDateTime)  # the column types whose values `_coerce` converts
 
 
 def _row_plan(table: Table) -> tuple[frozenset[str], tuple[tuple[str, Any, Any, bool], ...]]:
     """A table's column names, and (name, type, default, nullable) of each column a writer
     gives, read once per table rather than from the table's column collection for every
-    row (a third of the time to import the NSE files went there)."""
+    row (a third of the time to import the NSE files went there). The type is None where
+    `_coerce` converts nothing (`_CONVERTED`): a number, a text, a flag."""
     plan = _PLANS.get(table)
     if plan is None:
-        written = tuple((c.name, c.type, c.default, c.nullable) for c in table.c if c.name not in _BOOKKEEPING)
+        written = tuple(
+            (c.name, c.type if isinstance(c.type, _CONVERTED) else None, c.default, c.nullable)
+            for c in table.c
+            if c.name not in _BOOKKEEPING
+        )
         plan = _PLANS[table] = (frozenset(table.c.keys()), written)
     return plan
+
+
+_PROVENANCE: dict[Table, frozenset[str]] = {}
+
+
+def _provenance_columns(table: Table) -> frozenset[str]:
+    """The columns marked `provenance` (where a row came from: store/tables.py PROVENANCE),
+    read once per table: `_same_content` compares every row of a batch without them."""
+    found = _PROVENANCE.get(table)
+    if found is None:
+        found = _PROVENANCE[table] = frozenset(c.name for c in table.c if c.info.get("provenance"))
+    return found
 
 
 def _coerce(column_type: Any, value: Any) -> Any:
@@ -281,12 +324,12 @@ def _coerce(column_type: Any, value: Any) -> Any:
     return value
 
 
-def _same_content(table: Table, stored: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+def _same_content(provenance: frozenset[str], stored: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether `new` says what the stored version says: every column but those marked
-    `provenance` (where the row came from: store/tables.py PROVENANCE)."""
+    `provenance` (where the row came from: `_provenance_columns`)."""
     if stored is None:
         return False
-    said = (name for name in new if not (name in table.c and table.c[name].info.get("provenance")))
+    said = (name for name in new if name not in provenance)
     return all(_comparable(stored.get(name)) == _comparable(new[name]) for name in said)
 
 
