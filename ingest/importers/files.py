@@ -116,7 +116,7 @@ from store.history import append_history, current_frame, current_rows
 from store.splits import Split, factor_between, stored_splits
 from store.transactions import MARKET_FILES, write_transaction
 
-BATCH_ROWS = 25_000
+BATCH_ROWS = 5_000  # price rows written at once: their copies and the stored rows read for them stay this size
 CHANGED_SHOWN = SECOND_ROWS_SHOWN  # stored rows an import changed, listed one a line as second rows are
 READERS: dict[str, Callable[[Path], Iterator]] = {
     "nse-daily": read_nse_daily,
@@ -259,9 +259,9 @@ def import_path(
 ) -> ImportReport:
     """Import a file or a folder of .csv files (the module's docstring says what is kept
     and what is left out). Everything that can refuse the import is checked before a row is
-    written (the files, the corporate actions, `_refuse_two_series`); then the prices (in
-    batches of BATCH_ROWS as they are read), the index levels, the instruments and the
-    corporate actions are written in one transaction, so an import that fails part-way
+    written (the files, the corporate actions, `_refuse_two_series`); then the prices (the
+    rows the first pass read, in batches of BATCH_ROWS), the index levels, the instruments
+    and the corporate actions are written in one transaction, so an import that fails part-way
     leaves the store as it was and says nothing was imported (`_one_transaction`): a
     failure after the prices once left them stored without their splits. On SQLite the
     transaction holds the database's write lock for the whole import.
