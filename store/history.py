@@ -329,14 +329,24 @@ def _same_content(provenance: frozenset[str], stored: Mapping[str, Any] | None, 
     `provenance` (where the row came from: `_provenance_columns`)."""
     if stored is None:
         return False
-    said = (name for name in new if name not in provenance)
-    return all(_comparable(stored.get(name)) == _comparable(new[name]) for name in said)
+    for name, value in new.items():
+        if name in provenance:
+            continue
+        held = stored.get(name)
+        if isinstance(value, _DOCUMENTS) or isinstance(held, _DOCUMENTS):
+            held, value = _comparable(held), _comparable(value)
+        if not held == value:  # a value that is no document is compared as it is (`_comparable`), without a call
+            return False
+    return True
+
+
+_DOCUMENTS = (dict, list, tuple)  # the values `_comparable` compares as JSON
 
 
 def _comparable(value: Any) -> Any:
     # Numbers compare across int/float/Decimal as Python does (10 == 10.0 == Decimal("10.000000"));
     # JSON documents compare by content, whatever the key order they were stored in.
-    if isinstance(value, (dict, list, tuple)):
+    if isinstance(value, _DOCUMENTS):
         return json.dumps(value, sort_keys=True, default=str)
     return value
 
