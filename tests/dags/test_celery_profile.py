@@ -358,9 +358,10 @@ def _assert_the_run_day_table(result: subprocess.CompletedProcess) -> None:
     assert "without encryption" not in result.stderr  # the kernels' channels are Curve-encrypted
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["stage", "status", "seconds", "rows", "written"]
-    rows = {line.split()[0]: line.split()[1:] for line in lines[1:10]}
-    assert list(rows) == ["t0_scrape", *T1_TASKS[1:]]
+    stages = ["t0_scrape", *T1_TASKS[1:]]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1 : 1 + len(stages)]}
+    assert list(rows) == stages
     assert {status for status, _, _ in rows.values()} == {"SUCCEEDED"}
     assert int(rows["t0_scrape"][2].replace(",", "")) >= 59  # the day's prices, at least
     assert int(rows["t1_predict"][2].replace(",", "")) >= 59  # a prediction per instrument
-    assert lines[10].startswith("total")
+    assert lines[1 + len(stages)].startswith("total")
