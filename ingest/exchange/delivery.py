@@ -44,6 +44,7 @@ from ingest.exchange.validation import (
     validate_day,
 )
 from market.errors import DeliveryRejectedError, IncompletePageError, InvalidInputError, MarketIntelError
+from market.files import write_whole
 from market.settings import HOME_CURRENCY, Settings
 from store import tables
 from store.history import append_history, current_rows
@@ -384,11 +385,14 @@ def _previous_day(conn: Connection, day: date) -> tuple[date, dict[str, dict]] |
 
 
 def _write_snapshot(data_dir: Path, scraped: ScrapedDay, manifest: dict) -> Path:
+    """The day's raw pages and its manifest kept under their content's folder, each file
+    written whole (market/files.py): a run stopped half-way leaves the file as it was, and a
+    page a later run finds is kept only when it holds the bytes fetched (one cut short by a
+    writer stopped before files were written whole is written again)."""
     folder = data_dir / "raw" / scraped.day.isoformat() / scraped.checksum[:16]
-    folder.mkdir(parents=True, exist_ok=True)
     for name, page in scraped.fetched.items():
         target = folder / f"{name.replace('_', '-')}.html"
-        if not target.exists():
-            target.write_bytes(page.body)
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        if not target.is_file() or hashlib.sha256(target.read_bytes()).hexdigest() != page.sha256:
+            write_whole(target, page.body)
+    write_whole(folder / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True).encode())
     return folder

@@ -2,6 +2,7 @@
 transient, fails clearly when it is not, never leaves a partial day, and pre-flight then
 refuses the day with the reason."""
 
+import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
@@ -96,6 +97,36 @@ def test_a_clean_day_is_delivered_whole_with_snapshot_and_manifest(exchange: Set
     assert [s["name"] for s in delivery["manifest"]["sources"]] == ["fundamentals", "securities", "trade_quotes"]
     summary = check_delivery(service_engine(exchange), DAY)
     assert summary["active_instruments"] == 59 and summary["traded"] + summary["no_trade"] == 59
+
+
+def test_a_snapshot_page_cut_short_by_a_stopped_run_is_written_again(exchange: Settings) -> None:
+    """A page an earlier run left half-written (stopped mid-write) was trusted by every later
+    run of the day: the delivery's snapshot kept the torn page for good."""
+    snapshot = Path(deliver(exchange).snapshot_path)
+    whole = (snapshot / "trade-quotes.html").read_bytes()
+    (snapshot / "trade-quotes.html").write_bytes(whole[: len(whole) // 2])
+    assert Path(deliver(exchange).snapshot_path) == snapshot
+    assert (snapshot / "trade-quotes.html").read_bytes() == whole
+
+
+def test_a_run_stopped_while_writing_its_snapshot_leaves_the_files_as_they_were(
+    exchange: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest is written again on every run: one stopped half-way left it torn."""
+    import os
+
+    snapshot = Path(deliver(exchange).snapshot_path)
+    before = {p.name: p.read_bytes() for p in snapshot.iterdir()}
+
+    def stopped(*args) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        deliver(exchange)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in snapshot.iterdir()} == before
+    assert json.loads(before["manifest.json"])["status"] == "COMPLETE"
 
 
 def test_the_same_day_again_adds_nothing(exchange: Settings) -> None:
