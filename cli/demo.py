@@ -70,6 +70,8 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
         with serve_in_thread(site.asgi_app()) as base_url:
             # The stage notebooks run in kernels that read settings from the environment.
             os.environ["MARKETINTEL_EXCHANGE_BASE_URL"] = base_url
+            # ... whose disclosure PDFs the demo's own simulator serves from 127.0.0.1
+            os.environ["MARKETINTEL_ALLOW_PRIVATE_ENCLOSURES"] = "true"
             get_settings.cache_clear()
             yield f"{'replayed' if replay else 'simulated'} exchange serving on {base_url}"
             for stage in DAY_STAGES:

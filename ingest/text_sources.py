@@ -28,6 +28,7 @@ import httpx
 from feedparser.datetimes import rfc822
 from sqlalchemy import Column, Connection, Engine, select
 
+from ingest.addresses import check_fetchable
 from ingest.exchange.client import ExchangeClient, bounded_body
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 # their address, not by the day, so two days' runs at once (a backfill beside the daily
 # run, a retry beside a run) each stored what the other was storing.
 TEXT_LOCK = "text"
+# the redirects one disclosure download follows, each to an address checked first
+MAX_REDIRECTS = 5
 
 DISCLOSURE_KINDS = [  # first match wins; checked on the title, then the text
     (
@@ -323,7 +326,7 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
         return
     row = {"url": url, "title": entry["title"], "published_at": entry["published_at"], "status": "OK"}
     try:
-        data = _download(run.http, url, settings.pdf_max_bytes, settings.pdf_timeout_seconds)
+        data = _download(run.http, url, settings)
         sha = hashlib.sha256(data).hexdigest()
         with engine.connect() as conn:
             same_file = conn.execute(
@@ -365,17 +368,25 @@ def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
     run.report.disclosures_failed += row["status"] == "FAILED"
 
 
-def _download(http: httpx.Client, url: str, max_bytes: int, seconds: float) -> bytes:
-    """The file at `url`, at most `max_bytes` of it, within about `seconds` in all (the
-    client's timeout bounds each wait only: a server sending a byte a second went on for ever)."""
-    deadline = Deadline(seconds, "the download", "retried on the next run")
+def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:
+    """The file at `url`, at most `pdf_max_bytes` of it, within about `pdf_timeout_seconds`
+    in all (the client's timeout bounds each wait only: a server sending a byte a second went
+    on for ever). Each address, the first and every one redirected to, is checked before it is
+    requested (`ingest.addresses`): a feed never has the service request an internal one."""
+    deadline = Deadline(settings.pdf_timeout_seconds, "the download", "retried on the next run")
     try:
-        with http.stream("GET", url) as response:
-            if response.status_code != 200:
-                raise MarketIntelError(f"download answered HTTP {response.status_code}")
-            return bounded_body(response, max_bytes, deadline)
+        for _ in range(MAX_REDIRECTS + 1):
+            check_fetchable(url, settings.allow_private_enclosures)
+            with http.stream("GET", url, follow_redirects=False) as response:
+                if response.is_redirect:
+                    url = str(response.url.join(response.headers["location"]))
+                    continue
+                if response.status_code != 200:
+                    raise MarketIntelError(f"download answered HTTP {response.status_code}")
+                return bounded_body(response, settings.pdf_max_bytes, deadline)
     except httpx.HTTPError as exc:
         raise MarketIntelError(f"download failed ({type(exc).__name__}: {exc})") from None
+    raise MarketIntelError(f"download redirected more than {MAX_REDIRECTS} times")
 
 
 def _tag(conn: Connection, kind: str, doc_id: int, text: str, matcher: InstrumentMatcher) -> None:

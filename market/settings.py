@@ -87,6 +87,12 @@ class Settings(BaseSettings):
         default_factory=list,
         description="RSS/Atom feed URLs (JSON list); empty: the exchange's own feed at <exchange_base_url>/news/rss.",
     )
+    allow_private_enclosures: bool = Field(
+        default=False,
+        description="Download disclosure PDFs a feed names at internal addresses (loopback, private, "
+        "link-local such as the cloud metadata service at 169.254.169.254): off, such an enclosure is a "
+        "FAILED disclosure and never requested; on only for a demo or test serving its PDFs from this machine.",
+    )
     pdf_max_bytes: int = Field(
         default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research)."
     )

@@ -222,6 +222,9 @@ def unmade_settings(database_url: str, tmp_path: Path, monkeypatch: pytest.Monke
     than over a migrated copy made for nothing. Exported to the environment as `settings`."""
     for key, value in work_environment(tmp_path, url=database_url).items():
         monkeypatch.setenv(key, value)
+    # the tests' feeds and simulators serve their disclosure PDFs from 127.0.0.1 (the tests of
+    # internal addresses in tests/ingest/test_text_sources.py turn this off)
+    monkeypatch.setenv("MARKETINTEL_ALLOW_PRIVATE_ENCLOSURES", "true")
     get_settings.cache_clear()
     yield get_settings()
     get_settings.cache_clear()

@@ -39,10 +39,12 @@ class Files:
 
     def __init__(self) -> None:
         self.pages: dict[str, tuple[int, str, bytes]] = {}
+        self.asked: list[str] = []  # the paths requested, in order
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return
+        self.asked.append(scope["path"])
         status, kind, body = self.pages.get(scope["path"], (404, "text/plain", b"not found"))
         await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", kind.encode())]})
         await send({"type": "http.response.body", "body": body})
@@ -630,3 +632,65 @@ def test_a_link_stored_before_links_were_checked_is_served_as_none(settings: Set
         )
         (served,) = news(conn, ["KCB"])["KCB"]
     assert served["title"] == "KCB profit rises" and served["link"] is None
+
+
+def test_an_enclosure_at_an_internal_address_is_refused_and_never_requested(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A hostile feed named PDFs inside the service's network (the cloud metadata service,
+    loopback, a private range, a name resolving to loopback, a file:// path), and the service
+    requested each on its behalf; the configured feed itself is still read."""
+    files, url = site
+    port = url.rsplit(":", 1)[1]
+    files.pages["/secret.pdf"] = (200, "application/pdf", text_pdf(["Kingston Commercial Bank internal"]))
+    inside = {
+        "metadata": "http://169.254.169.254/latest/meta-data.pdf",
+        "loopback": f"{url}/secret.pdf",
+        "v6": f"http://[::1]:{port}/secret.pdf",
+        "mapped": f"http://[::ffff:127.0.0.1]:{port}/secret.pdf",
+        "private": "http://10.0.0.8/secret.pdf",
+        "named": f"http://localhost:{port}/secret.pdf",
+        "file": "file:///etc/passwd.pdf",
+    }
+    files.pages["/feed"] = _feed(*(_item(f"KCB {name}", f"{url}/d/{name}", pdf=pdf) for name, pdf in inside.items()))
+    report = _ingest(settings.model_copy(update={"allow_private_enclosures": False}), [f"{url}/feed"])
+    assert files.asked == ["/feed"] and report.disclosures_ok == 0 and report.disclosures_failed == len(inside)
+    with service_engine(settings).connect() as conn:
+        reasons = {r["url"]: r["failure_reason"] for r in current_rows(conn, tables.disclosures)}
+    assert reasons[inside["metadata"]] == (
+        "not fetched: 169.254.169.254 is an internal address (169.254.169.254); only public addresses are fetched"
+    )
+    assert reasons[inside["named"]].startswith("not fetched: localhost is an internal address (")
+    assert reasons[inside["file"]] == "not fetched: file scheme, only http and https are fetched"
+    assert all(reason.startswith("not fetched: ") for reason in reasons.values())
+
+
+def test_a_redirect_to_an_internal_address_is_not_followed(settings: Settings, site: tuple[Files, str]) -> None:
+    """A public address that redirects inside the network: the client followed it."""
+    files, url = site
+    public = "http://93.184.216.34"  # written as an address: nothing is resolved or sent over a network
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        if request.url.path == "/hop.pdf":
+            return httpx.Response(302, headers={"location": "/kept.pdf"})
+        if request.url.path == "/kept.pdf":
+            return httpx.Response(200, content=text_pdf(["KCB dividend of 1.00"]))
+        return httpx.Response(302, headers={"location": "http://169.254.169.254/latest/meta-data.pdf"})
+
+    files.pages["/feed"] = _feed(
+        _item("KCB dividend", f"{url}/d/1", pdf=f"{public}/hop.pdf"),
+        _item("KCB secret", f"{url}/d/2", pdf=f"{public}/x.pdf"),
+    )
+    settings = settings.model_copy(update={"news_feeds": [f"{url}/feed"], "allow_private_enclosures": False})
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, INSTRUMENTS)
+    transport = httpx.MockTransport(answer)
+    with ExchangeClient("", retries=0) as client, httpx.Client(transport=transport, follow_redirects=True) as http:
+        report = ingest_text(service_engine(settings), settings, DAY, client, http)
+    assert asked == [f"{public}/hop.pdf", f"{public}/kept.pdf", f"{public}/x.pdf"]
+    assert report.disclosures_ok == 1 and report.failures == [
+        f"{public}/x.pdf: not fetched: 169.254.169.254 is an internal address (169.254.169.254); "
+        "only public addresses are fetched"
+    ]

@@ -11,9 +11,11 @@ VALID = "svc-admin-" + "ab" * 16
 
 def test_defaults_need_no_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MARKETINTEL_DATABASE_URL")
+    monkeypatch.delenv("MARKETINTEL_ALLOW_PRIVATE_ENCLOSURES", raising=False)
     settings = Settings(_env_file=None)
     assert settings.database_url == f"sqlite:///{PROJECT_ROOT / 'var' / 'marketintel.db'}"
     assert settings.public_reports is False
+    assert settings.allow_private_enclosures is False  # a feed's PDFs at internal addresses are refused
     assert settings.foundation_model_offline is True
 
 

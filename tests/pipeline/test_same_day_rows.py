@@ -106,7 +106,8 @@ def build(settings: Settings) -> dict[str, list[dict[str, Any]]]:
         build_validation_record(conn, end=before, days=VALIDATION_DAYS, min_train_days=VALIDATION_DAYS)
     site = SimulatorSite(simulator_for(settings), published_through=LIVE[-1])
     with serve_in_thread(site.asgi_app()) as base:
-        live = settings.model_copy(update={"exchange_base_url": base})
+        # the simulator serves its disclosure PDFs from 127.0.0.1
+        live = settings.model_copy(update={"exchange_base_url": base, "allow_private_enclosures": True})
         for day in LIVE:
             for stage in T0_STAGES + T1_STAGES:
                 run_stage(stage, day, settings=live)
