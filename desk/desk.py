@@ -94,15 +94,29 @@ def keep_books(conn: Connection, symbols: list[str], before_id: int) -> None:
     store keeps every action it is given, so it is never stored. Each affected portfolio's
     write lock is taken before its book is read and held to the caller's commit
     (`ledger.lock_portfolio`, inside `books_broken_by_splits`), so a sale on the old count
-    cannot commit between the check and the split's commit."""
+    cannot commit between the check and the split's commit. A book broken because the
+    import re-dates a stored split (`ledger.BrokenBook.moved`) is said so: the client
+    traded on the count the store held then, and the trades stand."""
     broken = ledger.books_broken_by_splits(conn, symbols, before_id)
-    if broken:
-        raise InvalidInputError(
+    late = [b.line() for b in broken if b.moved is None]
+    moved = [b.line() for b in broken if b.moved is not None]
+    said = []
+    if late:
+        said.append(
             f"the splits of {', '.join(symbols)} to be stored come after trades on the old count: "
-            + "; ".join(broken)
+            + "; ".join(late)
             + " (the book would no longer replay; check the ex-date, or record the client's trades on the new count "
             "first)"
         )
+    if moved:
+        said.append(
+            f"the splits of {', '.join(symbols)} to be stored re-date a split clients traded on: "
+            + "; ".join(moved)
+            + " (the book would no longer replay; the trades stand as recorded: to leave the split where it is "
+            "stored, import the files without its row in the actions file)"
+        )
+    if said:
+        raise InvalidInputError("; ".join(said))
 
 
 @dataclass(frozen=True)

@@ -337,14 +337,47 @@ def replay(
     return book
 
 
-def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: int) -> list[str]:
-    """One line for each portfolio that has traded `symbols` whose ledger replays with the
-    splits stored up to the corporate action `before_id` and not with those stored since
-    (an import's or a T0 day's, in its transaction): a split stored after a client traded
-    past its ex-date on the old count (a 1-for-10 consolidation imported or delivered late,
-    after a sale of 60 of the 100 bought) leaves the sale selling more than the replay
-    holds, and the book unreadable for good (append-only). The line names the portfolio, the trade and what
-    is held then; empty when every book still replays.
+@dataclass(frozen=True)
+class BrokenBook:
+    """A client's book the splits being stored would leave unreplayable
+    (`books_broken_by_splits`): the first trade that no longer replays and what is held
+    then. `moved`: the stored split in force for that trade that the same transaction
+    withdraws (an import re-dating a split stored on the wrong day, `ingest` `Redated`),
+    and `moved_to` the day it applies from instead: the client traded on the count the
+    store held then. None: a split stored late, after a trade on the old count."""
+
+    portfolio_id: str
+    side: str
+    quantity: int
+    symbol: str
+    trading_date: date
+    trade_id: str
+    held: int
+    moved: Split | None = None
+    moved_to: date | None = None
+
+    def line(self) -> str:
+        """The portfolio, the trade and what is held then, with why."""
+        day = self.trading_date.isoformat()
+        head = f"{self.portfolio_id}'s {self.side} of {self.quantity} {self.symbol} on {day} ({self.trade_id})"
+        if self.moved is None:
+            return f"{head} would sell more than the {self.held} held on the new count"
+        to = f"from {self.moved_to.isoformat()}" if self.moved_to else "re-dated"
+        return (
+            f"{head} was recorded on the count the store held then ({self.symbol}'s split {self.moved.factor:g} "
+            f"from {self.moved.ex_date.isoformat()}) and would sell more than the {self.held} held with the split {to}"
+        )
+
+
+def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: int) -> list[BrokenBook]:
+    """One `BrokenBook` for each portfolio that has traded `symbols` whose ledger replays
+    with the splits stored up to the corporate action `before_id` and not with those stored
+    since (an import's or a T0 day's, in its transaction): a split stored after a client
+    traded past its ex-date on the old count (a 1-for-10 consolidation imported or
+    delivered late, after a sale of 60 of the 100 bought), or a stored split the
+    transaction re-dates after a client traded on it, leaves the sale selling more than the
+    replay holds, and the book unreadable for good (append-only). Empty when every book
+    still replays.
 
     Each portfolio's write lock (`lock_portfolio`) is taken before its book is read, in
     portfolio-id order, and held to the caller's commit: a sale committed while the check
@@ -354,25 +387,46 @@ def books_broken_by_splits(conn: Connection, symbols: Iterable[str], before_id: 
     new count."""
     t = tables.trades.c
     held = conn.execute(select(t.portfolio_id).where(t.symbol.in_(sorted(set(symbols)))).distinct()).scalars()
-    lines = []
+    broken = []
     for portfolio_id in sorted(held):
         lock_portfolio(conn, portfolio_id)
         trades = ledger_rows(conn, portfolio_id)
         traded = {r["symbol"] for r in trades}
+        before = stored_splits(conn, None, traded, through_id=before_id)
         try:
-            replay(trades, stored_splits(conn, None, traded, through_id=before_id))
+            replay(trades, before)
         except InvalidInputError:
             continue  # broken before: not this split's doing
+        after = stored_splits(conn, None, traded)
         try:
-            replay(trades, stored_splits(conn, None, traded))
+            replay(trades, after)
         except InvalidInputError as exc:
-            trade, holding = exc.context["trade"], exc.context["held"]
-            lines.append(
-                f"{portfolio_id}'s {trade['side']} of {trade['quantity']} {trade['symbol']} on "
-                f"{trade['trading_date'].isoformat()} ({trade['trade_id']}) would sell more than the {holding} held "
-                "on the new count"
-            )
-    return lines
+            broken.append(_broken(portfolio_id, exc.context["trade"], exc.context["held"], before, after))
+    return broken
+
+
+def _same(split: Split) -> tuple:
+    """What makes two reads of the splits the same split (not when the store learned of it)."""
+    return split.symbol, split.ex_date, split.factor, split.new_symbol
+
+
+def _broken(portfolio_id: str, trade: dict, held: int, before: list[Split], after: list[Split]) -> BrokenBook:
+    """The `BrokenBook` of `trade`: with the split in force for it that `after` no longer
+    holds (withdrawn, re-dated) and the day the symbol's split applies from instead."""
+    symbol, day = trade["symbol"], trade["trading_date"]
+    kept, was = {_same(s) for s in after}, {_same(s) for s in before}
+    moved = next((s for s in before if s.symbol == symbol and s.ex_date <= day and _same(s) not in kept), None)
+    moved_to = next(
+        (
+            s.ex_date
+            for s in after
+            if moved and s.symbol == symbol and s.ex_date > moved.ex_date and _same(s) not in was
+        ),
+        None,
+    )
+    return BrokenBook(
+        portfolio_id, trade["side"], trade["quantity"], symbol, day, trade["trade_id"], held, moved, moved_to
+    )
 
 
 def _holding(book: dict[str, Position], symbol: str, day: date) -> Position:

@@ -25,6 +25,7 @@ from pydantic import SecretStr
 from sqlalchemy import select
 
 from desk import Desk
+from market.errors import InvalidInputError
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
@@ -126,3 +127,36 @@ def test_a_later_import_re_dates_a_split_stored_on_an_untraded_ex_date(served, t
     assert kept == [2.0, None]  # the wrong row is kept, an earlier version
     again = desk.import_files(_folder(tmp_path / "again", LATER, actions=True))
     assert again.corporate_actions_inserted == 0 and not any("re-dated" in x for x in again.capital_changes)
+
+
+def test_a_re_dating_that_would_break_a_book_is_refused_saying_the_client_traded_on_the_stored_count(
+    served, tmp_path: Path
+) -> None:
+    """The client sold 1,500 OUT on Tuesday, on the count the store held then (the split
+    stored from Tuesday: 2,000 held). Re-dated to Wednesday, the sale sells more than the
+    1,000 held on Tuesday: the import is refused, nothing of it stored, and the refusal says
+    the client traded on the stored split and how to leave it standing (not that the
+    trades were on the old count, to be recorded again on the new one)."""
+    http, clock, settings = served
+    desk = Desk.from_settings(settings)
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.eod_prices, [price_row("OUT", MONDAY, 20.0, 40_000, 19.9, 20.1)])
+    desk.import_files(_folder(tmp_path / "ahead", [(MONDAY, 20.00, 40_000)], actions=True))
+    desk.import_files(_folder(tmp_path / "later", LATER, actions=False))
+    clock.moment = datetime(2026, 11, 24, 17, 0, tzinfo=UTC)
+    order = {"side": "sell", "symbol": "OUT", "quantity": 1500, "price": "20.00"}
+    sold = http.post("/api/portfolio/trade", json=order).json()
+    with pytest.raises(InvalidInputError) as refused:
+        desk.import_files(_folder(tmp_path / "corrected", LATER, actions=True))
+    assert refused.value.detail == (
+        "the splits of OUT to be stored re-date a split clients traded on: "
+        f"{sold['portfolio_id']}'s SELL of 1500 OUT on {TUESDAY.isoformat()} ({sold['trade_id']}) was recorded on "
+        f"the count the store held then (OUT's split 2 from {TUESDAY.isoformat()}) and would sell more than the "
+        f"1000 held with the split from {WEDNESDAY.isoformat()} (the book would no longer replay; the trades stand "
+        "as recorded: to leave the split where it is stored, import the files without its row in the actions "
+        "file): nothing was imported (the import is one transaction)"
+    )
+    with service_engine(settings).connect() as conn:
+        assert [(s.ex_date, s.factor) for s in stored_splits(conn, symbols=["OUT"])] == [(TUESDAY, 2.0)]
+    assert http.get("/api/portfolio/summary").status_code == 200
+    desk.import_files(_folder(tmp_path / "without", LATER, actions=False))  # what the refusal says to do
