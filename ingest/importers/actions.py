@@ -19,6 +19,9 @@ row:
   are written both ways round ("10:1" for a ten-into-one consolidation), so one the
   other way round is read in the kind's direction; a number or "N into M" that
   contradicts the kind is a bad row (`_directed`).
+- `price`: a rights issue's subscription price, or a delisting's value per share; a split,
+  bonus issue or consolidation with a price above 0 is a bad row (`_unpriced`: a bonus
+  issue at a price is a rights issue).
 - `rights`: N new shares for every M held ("N for M") at `price`, the subscription price.
   A holder who sells the rights at their theoretical value keeps the value of the
   position, so positions and prices are adjusted as a split by the last close before the
@@ -321,7 +324,25 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
     if kind == "DELISTING":
         return CorporateAction(symbol, ex_date, kind, "", None, price if price is not None else 0.0, where)
     factor = _factor(kind, row["ratio"])
-    return CorporateAction(symbol, ex_date, kind, row["ratio"], factor, price if kind == "RIGHTS" else None, where)
+    return CorporateAction(symbol, ex_date, kind, row["ratio"], factor, _unpriced(kind, price, row), where)
+
+
+def _unpriced(kind: str, price: float | None, row: dict[str, str]) -> float | None:
+    """A rights issue's price; a split, bonus issue or consolidation at a price above 0 is a
+    bad row: only a rights issue's new shares are paid for (a bonus issue at a price is a
+    rights issue), and stored as free shares its price was lost without a word."""
+    if kind == "RIGHTS" or not price:
+        return price if kind == "RIGHTS" else None
+    cell = row["price"].strip()
+    if kind == "BONUS":
+        raise ValueError(
+            f"price '{cell}' on a bonus issue: a bonus issue at a price is a rights issue (kind rights, the price "
+            "its subscription price); a bonus issue's shares are free: leave the price blank"
+        )
+    raise ValueError(
+        f"price '{cell}' on a {kind.lower()}: a {kind.lower()} has no price (new shares sold at a price are a "
+        "rights issue, kind rights); leave the price blank"
+    )
 
 
 def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:

@@ -375,6 +375,42 @@ def test_a_ratio_is_read_in_the_direction_its_kind_says_or_refused(tmp_path: Pat
     )
 
 
+def test_a_split_bonus_or_consolidation_at_a_price_is_a_bad_row_saying_what_to_fix(tmp_path: Path, settings) -> None:
+    """A bonus issue at a price (really a rights issue) was stored as free shares and its
+    price dropped without a word; a split's or consolidation's price too. Such a row is a
+    bad row naming what to fix, nothing stored for it; the file's other rows apply, and a
+    rights issue keeps its price."""
+    from ingest.importers import import_path
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    folder = tmp_path / "market"
+    folder.mkdir()
+    lines = ["symbol,date,close,volume"]
+    for day in DAYS:
+        lines += [f"{s},{day},{5.0 if day >= EX else 10.0},100" for s in ("BON", "SPL", "CON", "FREE")]
+    (folder / "prices.csv").write_text("\n".join(lines) + "\n")
+    actions = folder / "corporate_actions.csv"
+    actions.write_text(
+        f"symbol,ex_date,kind,ratio,price\nBON,{EX},bonus,1 for 1,4.50\nSPL,{EX},split,2 for 1,5\n"
+        f"CON,{EX},consolidation,1 for 2,3\nFREE,{EX},bonus,1 for 1,0\n"
+    )
+    report = import_path(service_engine(settings), folder)
+    with service_engine(settings).connect() as conn:
+        stored = {r["symbol"]: r["amount"] for r in current_rows(conn, tables.corporate_actions)}
+    assert stored == {"FREE": 2.0}
+    bad = [line for line in report.capital_changes if line.startswith("bad row:")]
+    assert bad == [
+        f"bad row: {actions}:2: price '4.50' on a bonus issue: a bonus issue at a price is a rights issue (kind "
+        "rights, the price its subscription price); a bonus issue's shares are free: leave the price blank",
+        f"bad row: {actions}:3: price '5' on a split: a split has no price (new shares sold at a price are a "
+        "rights issue, kind rights); leave the price blank",
+        f"bad row: {actions}:4: price '3' on a consolidation: a consolidation has no price (new shares sold at a "
+        "price are a rights issue, kind rights); leave the price blank",
+    ]
+
+
 @ON_SQLITE_ONLY
 def test_a_file_split_and_an_implied_one_on_the_same_day_store_the_files(tmp_path: Path, settings, monkeypatch) -> None:
     """`--adjust-implied` with a bonus issue row whose factor leaves the close beyond the
