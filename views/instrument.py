@@ -87,6 +87,7 @@ class Liquidity(TypedDict):
 
     symbol: str
     trading_date: date
+    as_of: date  # the name's last session with a row: ADV_20 and the spread are read through it
     adv_20: float | None
     volume: float
     spread: Fraction | None  # of the price (market/liquidity.py)
@@ -299,7 +300,10 @@ def sentiment_between(
 
 def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, Liquidity]:
     """The three per-instrument entry gates (market/liquidity.py) on
-    `day`: ADV_20, the day's volume and the spread, each with whether it passes.
+    `day`: ADV_20, the day's volume and the spread, each with whether it passes, and `as_of`,
+    the name's last session with a row, which ADV_20 and the spread are read through: `day`
+    while it trades, earlier for a name that stopped trading or was delisted (shown as of
+    `day`, its weeks-old figures read as today's).
 
     The spread shown (and gated) is the closing quotes' where the day has both sides, else
     the estimate from the name's stored bars up to `day` (views/spreads.py: Abdi-Ranaldo,
@@ -316,6 +320,7 @@ def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, Liqu
         result[symbol] = {
             "symbol": symbol,
             "trading_date": day,
+            "as_of": market.dated,
             "adv_20": adv,
             "volume": market.volume,
             "spread": spread,

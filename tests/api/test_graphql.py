@@ -8,10 +8,14 @@ from decimal import Decimal
 
 import pytest
 
+from store import tables
+from store.history import append_history
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data, gql, snake
-from tests.api.world import DAY
+from tests.api.world import DAY, HISTORY_DAYS, price_rows
 from tests.conftest import ADMIN_KEY
+from tests.portfolio.seed import CALENDAR
+from views.bars import refresh_bars
 
 POSITION = (
     "symbol quantity costBasis averageCost purchaseDate price marketValue unrealizedPnl realizedPnl flags "
@@ -640,3 +644,23 @@ def test_rest_and_graphql_serve_a_day_from_the_same_record(api: Api) -> None:
         {"tradingDate": first_live.isoformat(), "score": 72.0, "modelId": "test-model", "record": "live"},
         {"tradingDate": DAY.isoformat(), "score": 72.0, "modelId": "test-model", "record": "live"},
     ]
+
+
+def test_a_name_that_stopped_trading_shows_the_day_its_liquidity_figures_are_as_of(api: Api) -> None:
+    """SLOW stops trading after DAY while LIQ trades on for 15 sessions: SLOW's ADV_20 and
+    spread are read from its last rows, weeks old, and were shown dated the latest market
+    day as if they were today's. `asOf` names the session they are read through: DAY for
+    SLOW (its ADV_20 what it was on DAY, its volume today 0), the latest day for LIQ."""
+    query = '{ instrument(symbol: "%s") { liquidity { tradingDate asOf adv20 volume spread failedGates } } }'
+    before = data(api, query % "SLOW", api.world.acme_key)["instrument"]["liquidity"]
+    assert before["asOf"] == before["tradingDate"] == DAY.isoformat()
+    later = [CALENDAR.add_trading_days(DAY, i) for i in range(1, 16)]
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.eod_prices, [r for r in price_rows(later, HISTORY_DAYS) if r["symbol"] == "LIQ"])
+        refresh_bars(conn)
+    liq, slow = (data(api, query % s, api.world.acme_key)["instrument"]["liquidity"] for s in ("LIQ", "SLOW"))
+    assert liq["asOf"] == liq["tradingDate"] == later[-1].isoformat()
+    assert slow["tradingDate"] == later[-1].isoformat()
+    assert slow["asOf"] == DAY.isoformat()
+    assert (slow["adv20"], slow["volume"]) == (before["adv20"], 0)  # ADV_20 through DAY; nothing traded today
+    assert "volume_today" in slow["failedGates"]

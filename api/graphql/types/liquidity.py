@@ -13,6 +13,11 @@ from api.graphql.scalars import Fraction, Shares
 )
 class Liquidity:
     trading_date: date
+    as_of: date = strawberry.field(
+        description="The instrument's last session with a row, which adv20 and spread are read through: tradingDate "
+        "while it trades; an earlier day for a name that stopped trading or was delisted (its figures are that "
+        "day's, and its volume on tradingDate is 0)."
+    )
     adv_20: float | None = strawberry.field(description="Mean volume of the last 20 bars; null with fewer than 20.")
     volume: Shares
     spread: Fraction | None = strawberry.field(
