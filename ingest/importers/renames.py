@@ -63,6 +63,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from market.settings import DELIST_AFTER_SESSIONS
@@ -382,26 +383,26 @@ def reused_tickers(
         rows = pd.concat([rows, stored.rows[columns]]).drop_duplicates(["symbol", "date"], keep="first")
     held = stored.sessions if stored is not None else frozenset()
     days = {d: i for i, d in enumerate(sorted(set(rows["date"].unique()) | held))}
-    found = []
     ordered = rows.sort_values(["symbol", "date"], kind="stable")
-    for symbol, part in ordered.groupby("symbol", sort=False):
-        rows = list(part.itertuples(index=False))
-        for before, after in zip(rows, rows[1:]):
-            gap = days[after.date] - days[before.date] - 1
-            if gap >= after_sessions and _renamed_company(before.name, after.name):
-                found.append(
-                    Reuse(
-                        str(symbol),
-                        before.name,
-                        after.name,
-                        before.date,
-                        after.date,
-                        gap,
-                        float(before.close),
-                        float(after.close),
-                    )
-                )
+    symbol, day, close, name = (ordered[c].tolist() for c in columns)
+    found = [
+        Reuse(str(symbol[i]), name[i], name[i + 1], day[i], day[i + 1], gap, float(close[i]), float(close[i + 1]))
+        for i, gap in _long_gaps(ordered, days, after_sessions)
+        if _renamed_company(name[i], name[i + 1])
+    ]
     return tuple(sorted(found, key=lambda r: (r.first_day, r.symbol)))
+
+
+def _long_gaps(ordered: pd.DataFrame, days: dict[date, int], after_sessions: int) -> list[tuple[int, int]]:
+    """(i, gap) for each row i of `ordered` (sorted by symbol and date) followed by a row
+    of its symbol `gap` sessions later, `gap` at least `after_sessions` (`days`: each
+    day's session number): the gaps a reused ticker is looked for across, found over
+    every row at once (a store's years of rows are read by every import)."""
+    symbol = ordered["symbol"].to_numpy()
+    position = ordered["date"].map(days).to_numpy(dtype=np.int64)
+    gaps = position[1:] - position[:-1] - 1
+    at = np.flatnonzero((symbol[1:] == symbol[:-1]) & (gaps >= after_sessions))
+    return [(int(i), int(gaps[i])) for i in at]
 
 
 def _renamed_company(old: object, new: object) -> bool:

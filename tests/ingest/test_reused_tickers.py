@@ -244,3 +244,20 @@ def test_the_earlier_companys_file_imported_after_the_later_ones_is_split(tmp_pa
     assert (names["ABC"], names[RETIRED]) == ("New Co", "Old Co")
     assert {r["symbol"] for r in stored if r["trading_date"] <= OLD_LAST} == {RETIRED}
     assert min(r["trading_date"] for r in stored if r["symbol"] == "ABC") == NEW_FIRST
+
+
+def test_one_tickers_last_row_and_the_next_tickers_first_are_no_gap() -> None:
+    """The rows are read sorted by symbol and date: AAA's last row (session 0) and BBB's
+    first (session 100) sit side by side, 99 sessions and two names apart, and are two
+    tickers, not one reused."""
+    frame = pd.DataFrame(
+        [("AAA", SESSIONS[0], 1.0, "Alpha Co"), ("BBB", SESSIONS[100], 2.0, "Beta Co")],
+        columns=["symbol", "date", "close", "name"],
+    )
+    cee = pd.DataFrame({"symbol": "CCC", "date": SESSIONS[:101], "close": 1.0, "name": "Cee"})
+    frame = pd.concat([frame, cee], ignore_index=True)
+    assert reused_tickers(frame, 60) == ()
+    frame.loc[1, "symbol"] = "AAA"  # one ticker: the gap is a reuse
+    assert [(r.symbol, r.old_name, r.new_name, r.sessions) for r in reused_tickers(frame, 60)] == [
+        ("AAA", "Alpha Co", "Beta Co", 99)
+    ]
