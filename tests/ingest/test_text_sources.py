@@ -638,14 +638,15 @@ def test_an_enclosure_at_an_internal_address_is_refused_and_never_requested(
     settings: Settings, site: tuple[Files, str]
 ) -> None:
     """A hostile feed named PDFs inside the service's network (the cloud metadata service,
-    loopback, a private range, a name resolving to loopback, a file:// path), and the service
-    requested each on its behalf; the configured feed itself is still read."""
+    loopback on another port than the feed's, a private range, a name resolving to loopback,
+    a file:// path), and the service requested each on its behalf; the configured feed itself
+    is still read."""
     files, url = site
     port = url.rsplit(":", 1)[1]
     files.pages["/secret.pdf"] = (200, "application/pdf", text_pdf(["Kingston Commercial Bank internal"]))
     inside = {
         "metadata": "http://169.254.169.254/latest/meta-data.pdf",
-        "loopback": f"{url}/secret.pdf",
+        "loopback": f"http://127.0.0.1:{int(port) + 1}/secret.pdf",
         "v6": f"http://[::1]:{port}/secret.pdf",
         "mapped": f"http://[::ffff:127.0.0.1]:{port}/secret.pdf",
         "private": "http://10.0.0.8/secret.pdf",
@@ -663,6 +664,24 @@ def test_an_enclosure_at_an_internal_address_is_refused_and_never_requested(
     assert reasons[inside["named"]].startswith("not fetched: localhost is an internal address (")
     assert reasons[inside["file"]] == "not fetched: file scheme, only http and https are fetched"
     assert all(reason.startswith("not fetched: ") for reason in reasons.values())
+
+
+def test_an_enclosure_on_the_configured_feeds_own_internal_origin_is_fetched(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """An exchange's feed read from an internal mirror (127.0.0.1 here) with its PDFs beside
+    it: the operator chose that origin, so its PDFs are fetched without turning the address
+    check off, while the same feed's PDF on another internal host is not."""
+    files, url = site
+    port = url.rsplit(":", 1)[1]
+    files.pages["/d/1.pdf"] = (200, "application/pdf", text_pdf(["KCB dividend of 1.00"]))
+    files.pages["/feed"] = _feed(
+        _item("KCB dividend", f"{url}/d/1", pdf=f"{url}/d/1.pdf"),
+        _item("KCB secret", f"{url}/d/2", pdf=f"http://localhost:{port}/d/1.pdf"),
+    )
+    report = _ingest(settings.model_copy(update={"allow_private_enclosures": False}), [f"{url}/feed"])
+    assert files.asked == ["/feed", "/d/1.pdf"]
+    assert report.disclosures_ok == 1 and report.disclosures_failed == 1
 
 
 def test_a_redirect_to_an_internal_address_is_not_followed(settings: Settings, site: tuple[Files, str]) -> None:
