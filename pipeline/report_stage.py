@@ -21,15 +21,16 @@ KINDS = ("quant-briefing", "compliance")
 
 def run_reports(ctx: StageContext) -> StageOutcome:
     desk, day = ctx.desk.on_market_clock(), ctx.trading_date.isoformat()  # a replay: its own time, as the API
-    built = [desk.report(kind) for kind in KINDS]
-    if built[0].priced_day != day:
-        latest = built[0].priced_day or "none"
+    first = desk.report(KINDS[0])  # the day it is about is known before the second is built
+    if first.priced_day != day:
+        latest = first.priced_day or "none"
         return StageOutcome(
             summary={
                 "written": 0,
                 "not_written": f"a report of {day} cannot be rebuilt: the latest priced day is {latest}",
             }
         )
+    built = [first, *(desk.report(kind) for kind in KINDS[1:])]
     rows = [
         {
             "report": made.kind,
