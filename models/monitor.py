@@ -663,7 +663,8 @@ def no_reference_checks() -> list[Check]:
 def outcomes(served: ServedDays, prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
     """date, symbol, p_up, up of the served predictions whose label (models/dataset.with_labels:
     the held excess over `horizon` sessions from the next close) is known and not zero, in
-    date order. `prices`: every instrument's bars (the label's universe is the market's)."""
+    date order. `prices`: every instrument's bars from the first stored day (the label's
+    universe is the market's liquid names, which read each name's earlier weeks)."""
     rows = [(d, s, r["p_up"]) for d, by in served.items() for s, r in by.items() if r["p_up"] is not None]
     if not rows:
         return pd.DataFrame(columns=["date", "symbol", "p_up", "up"])

@@ -11,7 +11,8 @@ day T1 did not score (before the first live day), as the validation record compu
 them; each day's Scores as served (the live record's, else the validation record's).
 The live checks read the latest outcomes of the live predictions of the last
 LIVE_LOOKBACK_DAYS priced days, or of the whole live record where those hold fewer
-than `t.live_outcomes`.
+than `t.live_outcomes`. Every outcome, live or the record's, is labelled on the whole
+stored history (`labelled_prices`), as the model's panel labels it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ log = logging.getLogger(__name__)
 # `served_predictions`) and their P(up); not the reasons' documents.
 OUTCOME_COLUMNS = ("id", "recorded_at", "symbol", "trading_date", "model_id", "p_up")
 LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read their latest outcomes from
-REFERENCE_FORMAT = 5  # bumped when what `reference_data` keeps changes (5: Scores and outcomes of calibrated days only)
+REFERENCE_FORMAT = 6  # bumped when what `reference_data` keeps changes (6: outcomes labelled on the whole history)
 
 
 def day_checks(
@@ -77,7 +78,7 @@ def day_checks(
         checks = no_reference_checks()
         reference_outcomes = None
         context = DayContext.of(window, None, None)
-    live_record = live_outcomes(conn, day, priced, prices, t, horizon)
+    live_record = live_outcomes(conn, day, priced, t, horizon)
     return checks + live_checks(reference_outcomes, live_record, t), context
 
 
@@ -117,24 +118,33 @@ def window_inputs(
     return panel[panel["date"].isin(window)].assign(traded=lambda x: x["volume"].fillna(0) > 0)
 
 
-def live_outcomes(
-    conn: Connection, day: date, priced: list[date], prices: pd.DataFrame, t: Thresholds, horizon: int
-) -> pd.DataFrame:
+def live_outcomes(conn: Connection, day: date, priced: list[date], t: Thresholds, horizon: int) -> pd.DataFrame:
     """The outcomes of the live predictions before `day` of the priced days read; in a
     thin market, with fewer than `t.live_outcomes` there and older predictions stored,
-    those of the whole live record."""
+    those of the whole live record. Labelled on every stored bar up to `day`, as the live
+    record labels them (`labelled_prices`)."""
     p = tables.predictions.c
     where = [p.trading_date < day, p.horizon_days == horizon]
     recent = where + ([p.trading_date >= priced[0]] if priced else [])
     read = current_rows(conn, tables.predictions, where=recent, columns=OUTCOME_COLUMNS)
+    prices = labelled_prices(conn, day)
     live = outcomes(served_predictions(rows_on_series(conn, read, day)), prices, horizon)
     if len(live) >= t.live_outcomes or not priced:
         return live
     if not conn.execute(select(p.id).where(*where, p.trading_date < priced[0]).limit(1)).first():
         return live
     every = current_rows(conn, tables.predictions, where=where, columns=OUTCOME_COLUMNS)
-    every = served_predictions(rows_on_series(conn, every, day))
-    return outcomes(every, price_panel(conn, day), horizon)
+    return outcomes(served_predictions(rows_on_series(conn, every, day)), prices, horizon)
+
+
+def labelled_prices(conn: Connection, day: date) -> pd.DataFrame:
+    """Every stored bar up to `day`, from the first: what an outcome's label is read off
+    (models/monitor.py `outcomes`). The label's liquid universe reads each name's 20-session
+    average traded value and its spread estimate over 60 pairs of sessions, which a panel
+    cut at the window's first day does not know on its first weeks: a cut panel labels
+    those days against another universe than the model's panel, the live record's and the
+    validation record's."""
+    return price_panel(conn, day)
 
 
 # --- the reference and its cache ------------------------------------------------------------
@@ -205,7 +215,7 @@ def build_reference(conn: Connection, horizon: int) -> Reference:
     panel = validation.history_panel(conn, last, horizon)
     panel = panel.assign(traded=panel["volume"].fillna(0) > 0)
     end = outcomes_end(conn, last, horizon)
-    closes = price_panel(conn, end, since=first)
+    closes = labelled_prices(conn, end)
     served = served_predictions(rows_on_series(conn, stored, end))
     inputs = panel[(panel["date"] >= first)][["symbol", "date", "traded", *FEATURE_NAMES]].reset_index(drop=True)
     scored = calibrated(served)

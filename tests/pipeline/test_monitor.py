@@ -28,7 +28,7 @@ from market.settings import Settings
 from models import monitor
 from models.decisions import HORIZON
 from models.monitor import ALERT, OK, WATCH, Check, Thresholds, live_checks, persist, psi
-from pipeline import monitor_reads, scoring
+from pipeline import monitor_reads, scoring, validation
 from pipeline.backfill import backfill
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
@@ -335,3 +335,21 @@ def test_the_score_reference_leaves_out_the_record_s_uncalibrated_days(settings:
     assert own.figure <= band.max() + 1e-6 and own.level != ALERT and own.alert_threshold < 1.0, own
     assert shifted.level == ALERT, shifted  # every Score 8 points higher is drift
     assert own.figures["window_days"] == t.window_days, "what the measure names: the Scores of the last N days"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_record_s_outcomes_are_labelled_as_the_model_s_panel_labels_them(settings: Settings) -> None:
+    """The live checks' band reads the validation record's outcomes: each must be the label the
+    model's panel gives the row (market/labels.py over the whole stored history). Prices cut at
+    the record's first day know no name's 20-day traded value or spread estimate on its first
+    weeks, so those days would be labelled against every share instead of the liquid universe."""
+    with service_engine(settings).connect() as conn:
+        reference = monitor_reads.build_reference(conn, HORIZON)
+        end = monitor_reads.outcomes_end(conn, reference.last, HORIZON)
+        panel = validation.history_panel(conn, end, HORIZON)
+    early = sorted(d for d in set(panel["date"]) if d >= reference.first)[:20]
+    assert set(reference.outcomes["date"]) & set(early)  # the world's record has outcomes in its first weeks
+    joined = reference.outcomes.merge(panel[["symbol", "date", "forward_return"]], on=["symbol", "date"], how="left")
+    assert len(joined) == len(reference.outcomes) and joined["forward_return"].notna().all()
+    wrong = joined[joined["up"] != (joined["forward_return"] > 0).astype(float)]
+    assert wrong.empty, wrong.head()
