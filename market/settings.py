@@ -480,6 +480,23 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _monitor_watch_before_alert(self) -> Settings:
+        """The monitor's WATCH threshold lies before its ALERT one on the worse side: a PSI
+        is worse higher, a tail share lower. Set the other way round, a breach would skip
+        WATCH and the API's `worse_when` would read the thresholds upside down."""
+        if self.monitor_psi_watch >= self.monitor_psi_alert:
+            raise ValueError(
+                f"monitor_psi_watch ({self.monitor_psi_watch:g}) is not below monitor_psi_alert "
+                f"({self.monitor_psi_alert:g}): a higher PSI is worse, so WATCH comes first"
+            )
+        if self.monitor_tail_watch <= self.monitor_tail_alert:
+            raise ValueError(
+                f"monitor_tail_watch ({self.monitor_tail_watch:g}) is not above monitor_tail_alert "
+                f"({self.monitor_tail_alert:g}): a smaller tail share is worse, so WATCH comes first"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _admin_key_from_secrets(self) -> Settings:
         """MARKETINTEL_ADMIN_KEY (environment or .env) when set, else the key kept in
         secrets_dir/admin-key when that file exists: what `marketintel demo` generated, so

@@ -54,3 +54,15 @@ def test_admin_key_is_not_shown_in_repr() -> None:
 def test_unsupported_database_url_is_rejected() -> None:
     with pytest.raises(ValidationError, match="only sqlite"):
         Settings(_env_file=None, database_url="mysql://root@localhost/x")
+
+
+@pytest.mark.parametrize(
+    ("kind", "watch", "alert"),
+    [("psi", 0.3, 0.25), ("psi", 0.25, 0.25), ("tail", 0.01, 0.05), ("tail", 0.05, 0.05)],
+)
+def test_monitor_thresholds_the_wrong_way_round_are_refused(kind: str, watch: float, alert: float) -> None:
+    """A WATCH threshold at or beyond the ALERT one would let a breach skip WATCH and make the
+    API's `worse_when` read the thresholds upside down (a PSI is worse higher, a tail share lower)."""
+    with pytest.raises(ValidationError, match=rf"monitor_{kind}_watch \({watch:g}\) is not (below|above)"):
+        Settings(_env_file=None, **{f"monitor_{kind}_watch": watch, f"monitor_{kind}_alert": alert})
+    assert Settings(_env_file=None).monitor_psi_watch < Settings(_env_file=None).monitor_psi_alert  # the defaults pass
