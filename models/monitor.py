@@ -484,6 +484,15 @@ METRICS = {  # name: (function, higher is worse)
 }
 
 
+def worse_when(kind: str, tail: bool = False) -> str:
+    """Which way a figure of a check of `kind` is worse: `below` for a tail share (`tail`: a
+    market-wide input's or the activity's) and the live accuracy, `above` for a PSI, the
+    Brier score and the calibration error. Read off the check, never off its thresholds'
+    order: a live band whose two worst chunks tie puts WATCH on the ALERT line."""
+    lower = tail if kind == "input_drift" else kind in METRICS and not METRICS[kind][1]
+    return "below" if lower else "above"
+
+
 def live_checks(reference: pd.DataFrame | None, live: pd.DataFrame, t: Thresholds) -> list[Check]:
     """The live record's latest `t.live_outcomes` outcomes (p_up, up, moved rows in date
     order) against the band of the same metric over the validation record's consecutive

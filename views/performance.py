@@ -33,6 +33,7 @@ from market.clock import TradingCalendar, default_calendar
 from market.plain import JsonValue
 from models.decisions import HORIZON
 from models.metrics import BINARY_RULE
+from models.monitor import worse_when
 from models.validation import RECORD
 from store import tables
 from store.history import current_rows
@@ -183,8 +184,8 @@ def monitor_state(conn: Connection) -> MonitorState:
     """The model monitor's latest day (T1's `t1_monitor`, docs/monitoring.md): the overall
     state (the worst check's) and each check's state, figure, thresholds and since, with
     what the figure measures (`measure`), which way its thresholds run (`worse_when`:
-    `above` when a higher figure is worse, `below` when a lower one is, from the thresholds'
-    order: the monitor's ALERT threshold lies beyond its WATCH threshold on the worse side)
+    `above` when a higher figure is worse, `below` when a lower one is, from the check's
+    kind, models/monitor.py `worse_when`)
     and a `note` that reads the check in words (or says why its figure is missing)."""
     m = tables.monitor_checks.c
     day = conn.execute(select(func.max(m.trading_date))).scalar()
@@ -230,7 +231,7 @@ def _unmonitored(conn: Connection, day: date | None) -> dict:
 
 def _check(row: MonitorCheckRow) -> MonitorCheck:
     figures = row["figures"] or {}
-    worse = _worse_when(row["watch_threshold"], row["alert_threshold"])
+    worse = _worse_when(row, figures)
     return {
         "check": row["check_name"],
         "kind": row["kind"],
@@ -255,10 +256,12 @@ def _measure(kind: str, figures: dict[str, JsonValue]) -> str:
     return MEASURES.get(kind, kind).format(window_days=window_days)
 
 
-def _worse_when(watch: float | None, alert: float | None) -> str | None:
-    if watch is None or alert is None or watch == alert:
+def _worse_when(row: MonitorCheckRow, figures: dict[str, JsonValue]) -> str | None:
+    """Which way the check's figure is worse (models/monitor.py `worse_when`); None without
+    thresholds. A tail share is told from a PSI as `_measure` tells it."""
+    if row["watch_threshold"] is None or row["alert_threshold"] is None:
         return None
-    return "above" if alert > watch else "below"
+    return worse_when(row["kind"], tail="reference_days" in figures)
 
 
 def _reading(row: MonitorCheckRow, worse: str | None) -> str:

@@ -31,6 +31,8 @@ ROWS = [
     ("score", "score_drift", "OK", "OK", 0.0, 0.1, 0.25, None, {"window_days": 20, "current_rows": 1180}),
     # live accuracy, worse when lower; no figure yet
     ("live_accuracy", "live_accuracy", "OK", "OK", None, None, None, None, {"note": "not enough live outcomes"}),
+    # the Brier score, worse when higher, against a band whose two worst chunks tie: WATCH on the ALERT line
+    ("live_brier", "live_brier", "ALERT", "WATCH", 0.2612, 0.2575, 0.2575, DAY, {"validation_chunks": 10}),
 ]
 
 
@@ -77,6 +79,10 @@ def test_each_check_says_what_it_measures_and_which_way_is_worse(settings: Setti
         "against thresholds from the validation record's own windows of that length"
     )
     assert drift["note"] == "0.21: WATCH above 0.2, ALERT above 0.35; level WATCH, state WATCH"
+    # the direction is the check's, not its thresholds' order: equal thresholds still read "above"
+    brier = checks["live_brier"]
+    assert brier["worse_when"] == "above"
+    assert brier["note"] == "0.2612: WATCH above 0.2575, ALERT above 0.2575; level ALERT, state WATCH"
     assert live["note"] == "not enough live outcomes"
     assert all(c["note"] for c in state["checks"]), "no check answers a null note"
     lines = monitor_lines(state)
