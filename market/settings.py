@@ -375,9 +375,9 @@ class Settings(BaseSettings):
     monitor_live_outcomes: int = Field(
         default=300,
         ge=50,
-        description="Live outcomes (predictions of moved closes whose next close is known) the "
-        "accuracy and calibration checks read, the latest; fewer: those checks are OK "
-        "with the note 'not enough live outcomes'.",
+        description="Live outcomes (predictions whose label, the excess over the liquid universe over "
+        "the horizon from the next close, is known and not zero) the accuracy and calibration checks read, "
+        "the latest; fewer: those checks are OK with the note 'not enough live outcomes'.",
     )
     monitor_persistence_days: int = Field(
         default=3,
