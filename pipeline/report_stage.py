@@ -7,7 +7,8 @@ folder (MARKETINTEL_REPORTS_DIR) under their file names of the day
 report reads the store as it is now, not as it was on a past day, so the stage writes them
 only for the day they are about (the latest priced day): run for an earlier day (a backfill
 of old days, a re-run after later days were delivered) it writes nothing and says why,
-rather than file a later day's figures under that day's name. A re-run of the day writes
+rather than file a later day's figures under that day's name; run for a day with no prices
+yet (a day T0 has not delivered) it writes nothing either and says so. A re-run of the day writes
 the same two files again (the same figures; only the generation time differs). A preview
 (`write=False`) builds both and writes neither. The stage stores no row.
 """
@@ -23,13 +24,7 @@ def run_reports(ctx: StageContext) -> StageOutcome:
     desk, day = ctx.desk.on_market_clock(), ctx.trading_date.isoformat()  # a replay: its own time, as the API
     first = desk.report(KINDS[0])  # the day it is about is known before the second is built
     if first.priced_day != day:
-        latest = first.priced_day or "none"
-        return StageOutcome(
-            summary={
-                "written": 0,
-                "not_written": f"a report of {day} cannot be rebuilt: the latest priced day is {latest}",
-            }
-        )
+        return StageOutcome(summary={"written": 0, "not_written": _not_written(day, first.priced_day)})
     built = [first, *(desk.report(kind) for kind in KINDS[1:])]
     rows = [
         {
@@ -46,6 +41,14 @@ def run_reports(ctx: StageContext) -> StageOutcome:
         summary={"written": len(rows) if ctx.write else 0, "folder": str(ctx.settings.reports_dir)},
         tables={"reports": rows},
     )
+
+
+def _not_written(day: str, latest: str | None) -> str:
+    """Why no report of `day` is written: a later day is priced (a report reads the store as
+    it is now), or `day` has no prices yet (T0 has not delivered it)."""
+    if latest is not None and latest > day:
+        return f"a report of {day} cannot be rebuilt: the latest priced day is {latest}"
+    return f"{day} has no stored prices yet (the latest priced day is {latest or 'none'}): nothing to report on"
 
 
 REPORTS = Stage(

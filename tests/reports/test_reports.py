@@ -139,6 +139,12 @@ def test_the_t1_reports_stage_writes_both_reports_of_the_day_and_none_for_an_ear
         "not_written": f"a report of {earlier} cannot be rebuilt: the latest priced day is {day}",
     }
     assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == sorted(names)
+    # a day not priced yet (`stage run t1_reports` before T0 delivered it) was "cannot be rebuilt"
+    later = default_calendar().next_trading_day(day)
+    assert run_stage("t1_reports", later, settings=settings).summary == {
+        "written": 0,
+        "not_written": f"{later} has no stored prices yet (the latest priced day is {day}): nothing to report on",
+    }
 
 
 def test_a_long_table_repeats_its_header_on_every_page() -> None:
