@@ -20,9 +20,9 @@ form, before any run is created.
 `T0_DELIVERY` links T0 to T1: T0's scrape task updates it with the trading date it
 stored, and T1 runs on that update as well as on its clock, once per delivery (the
 second of the two finds the day done and skips: `pipeline.airflow_tasks.trading_day_gate`).
-`T1_CLOSE` links T1 to T2 the same way: T1's last task (`t1_trade`) updates it with the
-day it closed, and T2 runs on that update for the next trading day's morning as well as
-at 07:00, once per close.
+`T1_CLOSE` links T1 to T2 the same way: T1's `t1_trade` (which closes the day; only
+`t1_reports` follows it) updates it with the day it closed, and T2 runs on that update
+for the next trading day's morning as well as at 07:00, once per close.
 
 `on_task_failure` is every task's `on_failure_callback`; it imports the alerting code
 only when a task has failed (`pipeline.airflow_tasks.alert_task_failure`).
@@ -53,8 +53,9 @@ EXCHANGE_TIMEZONE = "America/Jamaica"
 # Updated by T0's t0_scrape each time it stores a day (the event's extra names the
 # trading date); T1 is scheduled on it as well as on its 16:15 clock.
 T0_DELIVERY = Asset(name="marketintel_t0_delivery", uri="marketintel://t0/delivery", group="marketintel")
-# Updated by T1's t1_trade (its last task) each time T1 closes a day (the extra names that
-# day); T2 is scheduled on it as well as on its 07:00 clock, for the next trading day.
+# Updated by T1's t1_trade (which closes the day; t1_reports follows it) each time T1 closes a
+# day (the extra names that day); T2 is scheduled on it as well as on its 07:00 clock, for the
+# next trading day.
 # pipeline.airflow_tasks.NEXT_MORNING_ASSETS names it too (that module imports no Airflow).
 T1_CLOSE = Asset(name="marketintel_t1_close", uri="marketintel://t1/close", group="marketintel")
 # The last paragraph of every DAG's docs (the Airflow UI shows them as the DAG's doc_md).
@@ -116,7 +117,8 @@ class DagTerms:
 
 
 # Every DAG's operating terms: DAG id: (cron, tags, retries, first retry delay (min), time limit per try (min),
-# assets that also start it, what `run_date` asks for). The DAGs' docs say the same in words.
+# assets that also start it, what `run_date` asks for). The DAGs' docs say the same in words. T1's stage tasks
+# each run under a time limit of their own instead (pipeline/stage_lists.py T1_TIMEOUT_MINUTES).
 DAG_TERMS: dict[str, DagTerms] = {
     "marketintel_health": DagTerms("45 15 * * 1-5", ("health",), 2, 1, 15),
     "marketintel_t0": DagTerms("0 16 * * 1-5", ("t0", "ingest"), 3, 1, 20),
