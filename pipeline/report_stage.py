@@ -8,7 +8,8 @@ report reads the store as it is now, not as it was on a past day, so the stage w
 only for the day they are about (the latest priced day): run for an earlier day (a backfill
 of old days, a re-run after later days were delivered) it writes nothing and says why,
 rather than file a later day's figures under that day's name; run for a day with no prices
-yet (a day T0 has not delivered) it writes nothing either and says so. A re-run of the day writes
+yet (a day T0 has not delivered) it writes nothing either and says so. Each report reads a
+snapshot of its own: a later day stored between the two (T0, a backfill) writes neither. A re-run of the day writes
 the same two files again (the same figures; only the generation time differs). A preview
 (`write=False`) builds both and writes neither. The stage stores no row.
 """
@@ -26,6 +27,9 @@ def run_reports(ctx: StageContext) -> StageOutcome:
     if first.priced_day != day:
         return StageOutcome(summary={"written": 0, "not_written": _not_written(day, first.priced_day)})
     built = [first, *(desk.report(kind) for kind in KINDS[1:])]
+    moved = next((made.priced_day for made in built if made.priced_day != day), None)
+    if moved is not None:  # a later day stored meanwhile (T0, a backfill): no pair of two days
+        return StageOutcome(summary={"written": 0, "not_written": _not_written(day, moved)})
     rows = [
         {
             "report": made.kind,

@@ -147,6 +147,41 @@ def test_the_t1_reports_stage_writes_both_reports_of_the_day_and_none_for_an_ear
     }
 
 
+@ON_SQLITE_ONLY
+def test_t1_reports_writes_no_pair_of_two_days_when_a_later_day_is_stored_between_its_reports(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each report reads its own snapshot of the store: a later day's prices stored between
+    the two (T0 or a backfill beside a late T1) gave the day's Quant Briefing and the next
+    day's Compliance Report, both written by the day's task. Neither is written then."""
+    from desk import Desk
+    from pipeline.runner import run_stage
+    from tests.api.world import HISTORY_DAYS, price_rows
+
+    settings = settings.model_copy(update={"reports_dir": tmp_path / "reports"})
+    engine = service_engine(settings)
+    seed_prices(engine)
+    with engine.connect() as conn:
+        day = latest_priced_day(conn)
+    later = default_calendar().next_trading_day(day)
+    built = Desk.report
+
+    def stored_meanwhile(desk: Desk, kind: str) -> object:
+        report = built(desk, kind)
+        if kind == "quant-briefing":
+            with engine.begin() as conn:
+                append_history(conn, tables.eod_prices, price_rows([later], HISTORY_DAYS))
+        return report
+
+    monkeypatch.setattr(Desk, "report", stored_meanwhile)
+    result = run_stage("t1_reports", day, settings=settings)
+    assert result.summary == {
+        "written": 0,
+        "not_written": f"a report of {day} cannot be rebuilt: the latest priced day is {later}",
+    }
+    assert not (tmp_path / "reports").exists()
+
+
 def test_a_long_table_repeats_its_header_on_every_page() -> None:
     rows = [[f"2026-11-{1 + i % 28:02d}", f"SYM{i}", "BUY", i, f"{i}.00"] for i in range(150)]
     story = [text("Trail"), data_table(["Date", "Symbol", "Action", "Quantity", "Price"], rows, numeric_from=3)]
