@@ -20,8 +20,8 @@ row:
   other way round is read in the kind's direction; a number or "N into M" that
   contradicts the kind is a bad row (`_directed`).
 - `price`: a rights issue's subscription price, or a delisting's value per share; a split,
-  bonus issue or consolidation with a price above 0 is a bad row (`_unpriced`: a bonus
-  issue at a price is a rights issue).
+  bonus issue, consolidation or rename with a price above 0 is a bad row (`_unpriced`: a
+  bonus issue at a price is a rights issue).
 - `rights`: N new shares for every M held ("N for M") at `price`, the subscription price.
   A holder who sells the rights at their theoretical value keeps the value of the
   position, so positions and prices are adjusted as a split by the last close before the
@@ -34,8 +34,9 @@ row:
   shares a merger gave were worth), the corporate action that gives a delisted position a
   value (portfolio/delisting.py `Settlement`); no ratio.
 - `rename`: the company's ticker changed from `symbol` to `new_symbol` on the ex-date (the
-  first session under the new symbol); no ratio, and a file with a rename needs the
-  `new_symbol` column (blank on the other rows). The old symbol's rows before the ex-date
+  first session under the new symbol); a rename with a ratio or a price above 0 is a bad
+  row (`_new_symbol`, `_unpriced`), and a file with a rename needs the `new_symbol` column
+  (blank on the other rows). The old symbol's rows before the ex-date
   and the new symbol's from it are one series under the new symbol, the file's other
   actions of the old symbol up to the ex-date apply to it, and a chain, a reused ticker
   and the old symbol's rows after the ex-date are reported (`ingest.importers.renames`,
@@ -317,7 +318,9 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
         raise ValueError(f"kind '{row['kind']}' is not one of split, bonus, rights, consolidation, delisting, rename")
     new_symbol = row.get("new_symbol", "").strip().upper()
     if kind == RENAME:
-        return CorporateAction(symbol, ex_date, kind, "", None, None, where, _new_symbol(symbol, new_symbol, row))
+        renamed_to = _new_symbol(symbol, new_symbol, row)
+        _unpriced(kind, _price(row.get("price", "")), row)
+        return CorporateAction(symbol, ex_date, kind, "", None, None, where, renamed_to)
     if new_symbol:
         raise ValueError(f"new_symbol '{new_symbol}' is a rename's; this row is a {kind.lower()}")
     price = _price(row.get("price", ""))
@@ -328,12 +331,19 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
 
 
 def _unpriced(kind: str, price: float | None, row: dict[str, str]) -> float | None:
-    """A rights issue's price; a split, bonus issue or consolidation at a price above 0 is a
-    bad row: only a rights issue's new shares are paid for (a bonus issue at a price is a
-    rights issue), and stored as free shares its price was lost without a word."""
+    """A rights issue's price; a split, bonus issue, consolidation or rename at a price above
+    0 is a bad row: only a rights issue's new shares are paid for (a bonus issue at a price
+    is a rights issue), and stored as free shares its price was lost without a word; a
+    rename moves a holding to the new symbol and pays nothing (a value paid per share is a
+    delisting's), and applied as a rename its price was lost the same way."""
     if kind == "RIGHTS" or not price:
         return price if kind == "RIGHTS" else None
     cell = row["price"].strip()
+    if kind == RENAME:
+        raise ValueError(
+            f"price '{cell}' on a rename: a rename has no price (the shares carry on under the new symbol; a value "
+            "paid per share is a delisting, kind delisting); leave the price blank"
+        )
     if kind == "BONUS":
         raise ValueError(
             f"price '{cell}' on a bonus issue: a bonus issue at a price is a rights issue (kind rights, the price "
@@ -346,7 +356,8 @@ def _unpriced(kind: str, price: float | None, row: dict[str, str]) -> float | No
 
 
 def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:
-    """A rename's new symbol: its `new_symbol` cell, neither blank nor the old symbol."""
+    """A rename's new symbol: its `new_symbol` cell, neither blank nor the old symbol, on a
+    row whose ratio is blank."""
     if "new_symbol" not in row:
         hint = f"; ratio '{row['ratio']}' is not read for a rename" if row["ratio"] else ""
         raise ValueError(f"a rename needs a new_symbol column ({HEADER}){hint}")
@@ -354,6 +365,11 @@ def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:
         raise ValueError("a rename without a new_symbol")
     if new_symbol == symbol:
         raise ValueError(f"a rename of {symbol} to {new_symbol}: the same symbol, nothing changes")
+    if row["ratio"].strip():  # read as a plain rename, a split written on its row was lost without a word
+        raise ValueError(
+            f"ratio '{row['ratio'].strip()}' on a rename: a rename has no ratio (a capital change on its ex-date is "
+            "a row of its own, kind split, bonus or consolidation); leave the ratio blank"
+        )
     return ticker(new_symbol, "new_symbol")
 
 

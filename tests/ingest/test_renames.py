@@ -328,6 +328,31 @@ def test_a_bad_rename_row_is_named_with_its_file_and_line(tmp_path: Path) -> Non
     )
 
 
+def test_a_rename_row_with_a_ratio_or_a_price_is_a_bad_row_and_joins_nothing(tmp_path: Path, settings) -> None:
+    """A rename row carrying a ratio (a split written on it) or a price was applied as a
+    plain rename, the cell dropped without a word. Such a row is a bad row saying what to
+    fix, as a split with a price is, and the import joins nothing for it."""
+    from ingest.importers import import_path
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    folder = write_market(tmp_path / "market", f"CFC,{EX},rename,2 for 1,,SBIC,\nAAA,{EX},rename,,7.5,AAB,\n")
+    actions = folder / "corporate_actions.csv"
+    engine = service_engine(settings)
+    report = import_path(engine, folder)
+    assert [line for line in report.capital_changes if line.startswith("bad row:")] == [
+        f"bad row: {actions}:2: ratio '2 for 1' on a rename: a rename has no ratio (a capital change on its ex-date "
+        "is a row of its own, kind split, bonus or consolidation); leave the ratio blank",
+        f"bad row: {actions}:3: price '7.5' on a rename: a rename has no price (the shares carry on under the new "
+        "symbol; a value paid per share is a delisting, kind delisting); leave the price blank",
+    ]
+    with engine.connect() as conn:
+        symbols = {r["symbol"] for r in current_rows(conn, tables.eod_prices)}
+        stored = current_rows(conn, tables.corporate_actions)
+    assert symbols == {"CFC", "SBIC", "AAA"} and stored == []  # as the file has them: nothing joined or stored
+
+
 def test_a_ticker_change_without_a_rename_row_is_reported(tmp_path: Path, quality: ModuleType) -> None:
     """An adversarial run: CFC's rows ending the session before SBIC's begin, at the same
     price, without a rename row, passed unsaid: two names, CFC one that stops (a held
