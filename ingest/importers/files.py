@@ -74,7 +74,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pandas as pd
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import ColumnElement, Connection, Engine, func, select
 from tqdm import tqdm
 
 from ingest.books import BooksCheck, append_actions
@@ -106,7 +106,7 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME, Reuse, Stored, kept_line
-from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, thin_days, untraded_rows
+from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, THIN_AROUND, thin_days, untraded_rows
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import infer_instrument_type, instrument_type, is_ordinary
@@ -123,6 +123,7 @@ READERS: dict[str, Callable[[Path], Iterator]] = {
     "nse-company": read_nse_company,
     "ohlcv": read_ohlcv,
 }
+OURS = f":{NOT_IN_FILE.lower()}"  # the end of the source of the no-trade rows an import stored (`_store_untraded`)
 FORMAT_CURRENCY = {"nse-daily": "KES", "nse-company": "KES"}  # the generic CSV says nothing: the home currency
 
 
@@ -299,7 +300,7 @@ def import_path(
         report.instruments_inserted += _retire_renamed(conn, rows, held)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_actions(conn, actions, keep_books)
-        _store_untraded(conn, rows, report)
+        _store_untraded(conn, rows, report, untraded_scope(conn, rows, [a["action_date"] for a in actions]))
     report.capital_changes = changes.lines()
     return report
 
@@ -380,7 +381,7 @@ def stored_history(engine: Engine, symbols: set[str]) -> Stored:
         splits = tuple(stored_splits(conn, symbols=symbols))
     names = {r["symbol"]: r["name"] for r in named if r["name"] and r["name"] != r["symbol"]}
     frame = rows.rename(columns={"trading_date": "date"})
-    filled = frame.pop("source").str.endswith(f":{NOT_IN_FILE.lower()}")  # `_store_untraded`'s own rows
+    filled = frame.pop("source").str.endswith(OURS)  # `_store_untraded`'s own rows
     return Stored(frame.assign(name=frame["symbol"].map(names), filled=filled), sessions, splits)
 
 
@@ -461,15 +462,16 @@ def _store_prices(
     return written + _flush(conn, batch)
 
 
-def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport) -> None:
+def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: UntradedScope) -> None:
     """The no-trade rows (`ingest.importers.untraded`) of the imported names, over their
     stored rows, this import's included, and the store's days (its rows, less the no-trade
     rows the importer stored, decide the thin days, which are no sessions): a file that
     leaves an untraded name out is stored as the exchange lists it (volume 0 at its last
     close), so the 20-day windows of the gates and the model count sessions, not trades.
     Their source says so (`...:not in file`, the replay's status for the same row); a gap
-    the delisting rule's sessions long stays a gap. An earlier import's gaps of these names
-    are filled too. The thin days within the import's span are named in the report.
+    the delisting rule's sessions long stays a gap. The gaps found are those the import can
+    change (`untraded_scope`), an earlier import's gap of these names beside or across its
+    rows included. The thin days within the import's span are named in the report.
     Called once the import's capital changes are stored: a carried close is on its day's
     count (`_carried_on_count`). The rows are found over the files' rows alone (an
     importer's own no-trade rows are no trades), so an earlier import's no-trade row whose
@@ -480,26 +482,92 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport) -> None
     as a move and back, where one import of the same files stores the new count."""
     if not rows.first_day:
         return
-    ours = f":{NOT_IN_FILE.lower()}"  # the source of the no-trade rows an import stored
-    market = current_frame(conn, tables.eod_prices, ["symbol", "trading_date", "close", "source"])
+    market = current_frame(conn, tables.eod_prices, ["symbol", "trading_date", "close", "source"], where=scope.where())
     market = market.rename(columns={"trading_date": "date"})
-    filed = market[~market["source"].str.endswith(ours)]
-    stored = filed[filed["symbol"].isin(rows.first_day)].drop(columns="source")
+    filed = market[~market["source"].str.endswith(OURS)]
+    stored = scope.stretches(filed[filed["symbol"].isin(rows.first_day)].drop(columns="source"))
     found = _carried_on_count(
         untraded_rows(stored, rows.delist_after, filed), stored, stored_splits(conn, symbols=rows.first_day)
     )
     records = [
         {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
-        for r in _not_stored(found, market[market["source"].str.endswith(ours)]).itertuples(index=False)
+        for r in _not_stored(found, market[market["source"].str.endswith(OURS)]).itertuples(index=False)
     ]
     batches = range(0, len(records), BATCH_ROWS)
     written = sum(
-        (_flush(conn, [{**r, "source": rows.source + ours} for r in records[i : i + BATCH_ROWS]]) for i in batches),
+        (_flush(conn, [{**r, "source": rows.source + OURS} for r in records[i : i + BATCH_ROWS]]) for i in batches),
         Written(),
     )
     report.untraded_inserted, report.untraded_changed = written.new, len(written.changed)
     first, last = min(rows.first_day.values()), max(rows.last_day.values())
     report.thin_days = [str(t) for t in thin_days(filed) if first <= t.day <= last]
+
+
+@dataclass(frozen=True)
+class UntradedScope:
+    """The stored rows an import's no-trade rows are found over (`untraded_scope`): the
+    market's rows from `read_from` to `read_to` (None: no bound), and of each imported name
+    its rows from `since` (its last row from the files before the days the import can
+    change) to `until` (its first after them; a name absent from either: its first, or its
+    last, row). The default is the whole store."""
+
+    read_from: date | None = None
+    read_to: date | None = None
+    since: dict[str, date] = field(default_factory=dict)
+    until: dict[str, date] = field(default_factory=dict)
+
+    def where(self) -> list[ColumnElement[bool]]:
+        c = tables.eod_prices.c
+        bounds = [c.trading_date >= self.read_from] if self.read_from else []
+        return bounds + ([c.trading_date <= self.read_to] if self.read_to else [])
+
+    def stretches(self, stored: pd.DataFrame) -> pd.DataFrame:
+        """`stored` (symbol, date, ...) within each name's stretch, `since` to `until`."""
+        since = stored["symbol"].map(lambda s: self.since.get(s, date.min))
+        until = stored["symbol"].map(lambda s: self.until.get(s, date.max))
+        return stored[((stored["date"] >= since) & (stored["date"] <= until)).to_numpy(dtype=bool)]
+
+
+def untraded_scope(conn: Connection, rows: _Rows, changed: list[date]) -> UntradedScope:
+    """What an import can change of the no-trade rows (`_store_untraded`), read instead of
+    the whole store, whose size set an import's cost: the days from the THIN_AROUND-th day
+    with rows before its first row or `changed` day (the ex-dates of the corporate actions
+    it stores) to the THIN_AROUND-th after its last (whose thin days its rows can change:
+    `untraded.thin_days` reads THIN_AROUND days each side), each imported name's gaps that
+    meet them (from its last row from the files before them to its first after), and the
+    THIN_AROUND days with rows beyond those, which judge their days thin as the whole
+    market does. Outside, every gap and carried close is as an earlier import left it: the
+    same rows are stored as the rule over the whole store stores, where each earlier import
+    applied it."""
+    days = [*rows.first_day.values(), *rows.last_day.values(), *changed]
+    low, high = _nth_day(conn, min(days), later=False), _nth_day(conn, max(days), later=True)
+    symbols = sorted(rows.first_day)
+    since = _edge_rows(conn, symbols, low, later=False) if low else {}
+    until = _edge_rows(conn, symbols, high, later=True) if high else {}
+    read_from = _nth_day(conn, min([low, *since.values()]), later=False) if low else None
+    read_to = _nth_day(conn, max([high, *until.values()]), later=True) if high else None
+    return UntradedScope(read_from, read_to, since, until)
+
+
+def _nth_day(conn: Connection, day: date, *, later: bool) -> date | None:
+    """The THIN_AROUND-th day with a stored price row before `day` (after it, `later`); None
+    where there are fewer."""
+    c = tables.eod_prices.c
+    query = select(c.trading_date).distinct().where(c.trading_date > day if later else c.trading_date < day)
+    found = conn.execute(query.order_by(c.trading_date if later else c.trading_date.desc()).limit(THIN_AROUND))
+    days = found.scalars().all()
+    return days[-1] if len(days) == THIN_AROUND else None
+
+
+def _edge_rows(conn: Connection, symbols: list[str], day: date, *, later: bool) -> dict[str, date]:
+    """Each of `symbols`' last day with a row from the files before `day` (first after it,
+    `later`), where it has one. A day's row from the files is its current version in any
+    version (the importer's no-trade row is only stored on a day without one)."""
+    c = tables.eod_prices.c
+    edge = func.min(c.trading_date) if later else func.max(c.trading_date)
+    beyond = c.trading_date > day if later else c.trading_date < day
+    query = select(c.symbol, edge).where(c.symbol.in_(symbols), beyond, ~c.source.endswith(OURS)).group_by(c.symbol)
+    return {symbol: found for symbol, found in conn.execute(query).all()}
 
 
 def _not_stored(found: pd.DataFrame, ours: pd.DataFrame) -> pd.DataFrame:

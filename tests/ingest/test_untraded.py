@@ -243,3 +243,102 @@ def _bonus_market(tmp_path: Path) -> Path:
             lines.append(f"BONUS,{day.isoformat()},{100 if i < 12 else 50},1000")
     (folder / "prices.csv").write_text("\n".join(lines) + "\n")
     return folder
+
+
+SPAN = [d for d in (FIRST + timedelta(days=i) for i in range(220)) if d.weekday() < 5][:142]
+NAMES = [f"N{i}" for i in range(8)]
+
+
+def _span_rows(days: range, left_out: set[tuple[str, int]], closes: dict[str, float] | None = None) -> list[str]:
+    """Rows of NAMES on SPAN's `days` but the (name, day) `left_out`, each name's close its
+    own (`closes` over the default: 10 + the day's number / 10, and the name's number)."""
+    closes = closes or {}
+    return [
+        f"{s},{SPAN[i].isoformat()},{closes.get(s, 10 + int(s[1:]) + i / 10):.2f},{100 + i}"
+        for i in days
+        for s in NAMES
+        if (s, i) not in left_out
+    ]
+
+
+def _gaps() -> set[tuple[str, int]]:
+    """The (name, day) the files leave out: a scatter of short gaps, N1 out across the first
+    file's end (days 76 to 81), N2 around day 60 (a bonus issue's ex-date, stored later), N7
+    out for 62 sessions (a gap that stays one), day 79 a thin day (one name's row), days 117
+    and 118 two (three names' rows, N5's on 117, then N5 out to day 121), and day 127 one
+    (three names') until a quieter market of two names follows it (days 130 on)."""
+    rng = np.random.default_rng(5)
+    scatter = {(s, int(i)) for s in NAMES[3:7] for i in rng.choice(125, size=25, replace=False)}
+    thin = {(s, 117) for s in NAMES if s not in ("N0", "N1", "N5")} | {(s, 118) for s in NAMES[3:]}
+    return (
+        scatter - {("N5", 117)}
+        | thin
+        | {("N5", i) for i in range(118, 122)}
+        | {("N1", i) for i in range(76, 82)}
+        | {("N2", i) for i in range(58, 63)}
+        | {("N7", i) for i in range(20, 82)}
+        | {(s, 79) for s in NAMES[1:]}
+        | {(s, 127) for s in NAMES[3:]}
+        | {(s, i) for s in NAMES if s not in ("N0", "N5") for i in range(130, 142)}
+    )
+
+
+def test_an_import_reads_what_it_can_change_and_stores_what_the_rule_over_the_whole_store_stores(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each import found the no-trade rows over every stored row of its names and the whole
+    market's days, so its cost grew with the store. It reads the days its rows and actions
+    can change (`untraded_scope`) and stores the same rows: the same imports into a second
+    store, each over the whole store, leave the same prices, follow-up by follow-up (a gap
+    across the last file's end, a thin day judged once later days come, an older bonus
+    issue's carried closes put on the new count, a corrected close carried on, a thin day
+    before the file's first that its rows make a session)."""
+    import ingest.importers.files as files
+    from store.migrations import upgrade
+
+    whole = service_engine(settings.model_copy(update={"database_url": f"sqlite:///{tmp_path / 'whole.db'}"}))
+    upgrade(whole)
+    gaps = _gaps()
+    steps = [
+        (_span_rows(range(0, 80), gaps), ""),
+        (_span_rows(range(80, 95), gaps), ""),
+        (_span_rows(range(95, 100), gaps), f"N2,{SPAN[60]},bonus,1 for 1\n"),
+        (_span_rows(range(88, 89), gaps, {"N4": 99.0}), ""),  # a corrected close, carried on after it
+        (_span_rows(range(100, 130), gaps), ""),
+        (_span_rows(range(130, 142), gaps), ""),  # day 127 a session: N5's row on it is a no-trade row
+    ]
+    reports, scopes = [], []
+    scope = files.untraded_scope
+    monkeypatch.setattr(files, "untraded_scope", lambda *a: scopes.append(scope(*a)) or scopes[-1])
+    for k, (lines, actions) in enumerate(steps):
+        folder = tmp_path / f"step{k}"
+        folder.mkdir()
+        (folder / "prices.csv").write_text("\n".join(["symbol,date,close,volume", *lines]) + "\n")
+        if actions:
+            (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\n" + actions)
+        scoped = import_path(service_engine(settings), folder)
+        with monkeypatch.context() as m:
+            m.setattr(files, "untraded_scope", lambda *_: files.UntradedScope())  # every stored row
+            everything = import_path(whole, folder)
+        assert (scoped.untraded_inserted, scoped.untraded_changed, scoped.thin_days) == (
+            everything.untraded_inserted,
+            everything.untraded_changed,
+            everything.thin_days,
+        )
+        assert _prices(service_engine(settings)).equals(_prices(whole)), f"step {k}"
+        reports.append((scoped.untraded_inserted, scoped.untraded_changed))
+    assert reports[1][0] and reports[2][1] == 3 and reports[3][1] == 1  # a gap across, a bonus, a correction
+    assert _prices(whole).query("symbol == 'N5' and volume == 0")["trading_date"].max() == SPAN[127]
+    # the last file's names and the ten days each side of the days it can change: N5's gap from day 117 on
+    assert (scopes[-1].read_from, scopes[-1].read_to, scopes[-1].since) == (
+        SPAN[107],
+        None,
+        {"N0": SPAN[119], "N5": SPAN[117]},
+    )
+
+
+def _prices(engine) -> pd.DataFrame:
+    columns = ["symbol", "trading_date", "close", "prev_close", "volume", "source"]
+    with engine.connect() as conn:
+        frame = pd.DataFrame(current_rows(conn, tables.eod_prices, columns=columns))
+    return frame.sort_values(["symbol", "trading_date"]).reset_index(drop=True)
