@@ -84,7 +84,8 @@ PROBLEM_TYPES: dict[int, tuple[str, str, str]] = {
     409: (
         "conflict",
         "The request contradicts what is stored: an idempotency key reused with another body, a "
-        "suggestion already decided, a sale of shares not held, a trade that would overdraw cash.",
+        "suggestion already decided or out of date (the market its plan read moved since: a split, a "
+        "dividend, a corrected close), a sale of shares not held, a trade that would overdraw cash.",
         "Read the current state (the detail says what clashed) and send a request that fits it.",
     ),
     413: (

@@ -105,7 +105,7 @@ class Rationale(SignalFacts, total=False):
     gates: EntryCheckJson
     limits: Required[Limits]
     outlook: dict[str, float]  # the book's Outlook.as_dict: hold, multiplier
-    close: float
+    close: float  # the close the plan read (a suggestion's: its confirmation checks it, portfolio/suggestions.py)
     rails: bool
     entry: str  # an opening buy of the book: "slot" or "reserve" (portfolio/book.py `_buy`)
     replaces: str

@@ -39,8 +39,10 @@ is affordable with fees; a sell is still held and sellable under the exit rail; 
 more than one session fills (`rails.booked_whole`, the cap every suggestion is planned within:
 the rails read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
-close stored after T2 planned is refused, not booked); D's share count and the dividends
-going ex by D are those the plan read (`_count_moved`, `_dividend_moved`).
+close stored after T2 planned is refused, not booked); D's share count, the dividends
+going ex by D and the scored day's reference close are those the plan read (`_unmoved`:
+a split, a dividend notice or a T0 correction of the close stored after T2 planned is a
+conflict, `PlanMoved`, and the suggestion stays pending for the client to reject).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -92,6 +94,16 @@ SUGGESTION_FEES = (
 )
 T2_TIME = time(7, 0)  # T2 runs at 07:00 exchange time on the trading day it suggests for
 LIMIT = "the limit price"  # what the band's refusal calls the price, planning and confirming alike
+
+
+class PlanMoved(ConflictError):
+    """A confirmation refused because the market its plan read moved after T2 planned it
+    (`_unmoved`): the name's share count, its dividends going ex or its reference close.
+    The suggestion's quantity and limit are the old market's; it stays pending, so the
+    client can reject it and trade by hand on the market as it is now, and the next
+    morning's plan reads the market as it is then."""
+
+    title = "Suggestion out of date"
 
 
 class SuggestionReason(Rationale, total=False):
@@ -409,28 +421,55 @@ def _ex_dividend_note(per_share: Decimal | None, day: date) -> dict[str, str]:
     }
 
 
-def _dividend_moved(conn: Connection, suggestion: Suggestion) -> None:
-    """TradeRejected when the dividends going ex after the scored day's closes and by the
+def _unmoved(conn: Connection, suggestion: Suggestion) -> None:
+    """PlanMoved when the market the plan read moved after T2 planned (a suggestion without
+    `signals_from` is not judged): the share count first, then the dividends, then the
+    close, so the refusal names the first thing that moved (a split or a dividend moves the
+    reference close too)."""
+    scored = suggestion.reason.get("signals_from")
+    if scored is None:
+        return
+    for moved in (_count_moved, _dividend_moved, _close_moved):
+        moved(conn, suggestion, date.fromisoformat(scored))
+
+
+def _close_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
+    """PlanMoved when the scored day's reference close (`reference_market`, as the plan read
+    it) is not the one the plan priced on (its reason's `close`; a reason without one, or a
+    name the market no longer has a bar of, is not judged): T0 corrected the close after T2
+    planned. A correction inside the price band let the old limit through: a buy planned on
+    a close of 50 corrected to 45 was booked 11% over the market, a sell as much above it."""
+    planned, day, symbol = suggestion.reason.get("close"), suggestion.trading_date, suggestion.symbol
+    session = reference_market(conn, scored, day, [symbol]).sessions.get(symbol)
+    if planned is None or session is None or abs(session.close - planned) <= 1e-9 * max(abs(planned), 1.0):
+        return
+    raise PlanMoved(
+        f"{symbol}'s {scored.isoformat()} close was corrected after this suggestion was planned ({planned:,.2f} "
+        f"then, {session.close:,.2f} now): its limit price was planned on the old close; reject it and, to trade "
+        "now, place a manual trade (its preview prices it on the corrected close); the next morning's suggestions "
+        "are planned on the corrected close"
+    )
+
+
+def _dividend_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
+    """PlanMoved when the dividends going ex after the scored day's closes and by the
     trading date (`reference_market`, as the plan read them) are not those the plan took off its prices (its reason's
     `dividend_per_share`, 0 when it names none): a notice stored once T2 had planned makes
     the limit the price with the dividend in it, a sell paid it twice (in the price and
     credited), a buy paid it for a share that earns none."""
-    scored = suggestion.reason.get("signals_from")
-    if scored is None:
-        return
     day, symbol = suggestion.trading_date, suggestion.symbol
-    now = reference_market(conn, date.fromisoformat(scored), day, [symbol]).dividends.get(symbol, Decimal(0))
+    now = reference_market(conn, scored, day, [symbol]).dividends.get(symbol, Decimal(0))
     planned = Decimal(str(suggestion.reason.get("dividend_per_share", 0)))
     if now != planned:
-        raise TradeRejected(
+        raise PlanMoved(
             f"{symbol}'s dividends going ex by {day.isoformat()} changed after this suggestion was planned "
             f"({planned} per share then, {now} now): its limit price is not the exchange's reference price; reject "
             "it (the next morning's suggestions are priced on the dividends known then)"
         )
 
 
-def _count_moved(conn: Connection, suggestion: Suggestion) -> None:
-    """TradeRejected when the name's share count on the trading date moved after the plan:
+def _count_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
+    """PlanMoved when the name's share count on the trading date moved after the plan:
     a split or bonus issue with an ex-date after the scored day and on or before the trading
     date, stored once T2 had planned (its notice delivered between 07:00 and the close),
     makes the suggestion's quantity and limit price the old count's. Booked at that limit, a
@@ -439,14 +478,13 @@ def _count_moved(conn: Connection, suggestion: Suggestion) -> None:
     a reason stored before the factor was kept, which names an adjustment without it, is
     not judged)."""
     reason = suggestion.reason
-    scored = reason.get("signals_from")
-    if scored is None or ("split_adjustment" in reason and "split_factor" not in reason):
+    if "split_adjustment" in reason and "split_factor" not in reason:
         return
     day, symbol = suggestion.trading_date, suggestion.symbol
-    splits = stored_splits(conn, day, symbols=[symbol], after=date.fromisoformat(scored))
-    now, planned = factor_between(splits, symbol, date.fromisoformat(scored), day), reason.get("split_factor", 1.0)
+    splits = stored_splits(conn, day, symbols=[symbol], after=scored)
+    now, planned = factor_between(splits, symbol, scored, day), reason.get("split_factor", 1.0)
     if abs(now / planned - 1) > 1e-9:
-        raise TradeRejected(
+        raise PlanMoved(
             f"{symbol}'s share count on {day.isoformat()} changed after this suggestion was planned (a split or "
             f"bonus issue of {now / planned:g} shares per share): its quantity and limit price are on the old "
             "count; reject it (the next morning's suggestions are planned on the new count)"
@@ -630,8 +668,7 @@ def _execute(
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
     held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)
     _rails(day, suggestion, held.quantity if held else 0)
-    _count_moved(conn, suggestion)
-    _dividend_moved(conn, suggestion)
+    _unmoved(conn, suggestion)
     price = Decimal(suggestion.limit_price)
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     shown = suggestion.fees  # what the client was shown is what it pays

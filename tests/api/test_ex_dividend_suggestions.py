@@ -23,11 +23,13 @@ from pydantic import SecretStr
 
 from market.settings import Settings
 from pipeline.runner import run_stage
+from store import tables
 from store.engine import service_engine
+from store.history import append_history
 from tests.api.conftest import Clock, client_served
 from tests.conftest import ADMIN_KEY
 from tests.portfolio.clients import announce_action
-from tests.portfolio.seed import CALENDAR, DAY, seed_long_and_avoid
+from tests.portfolio.seed import CALENDAR, DAY, price_row, seed_long_and_avoid
 
 MONDAY = CALENDAR.next_trading_day(DAY)
 FRIDAY_NOON = datetime(2026, 11, 20, 17, 0, tzinfo=UTC)
@@ -35,7 +37,7 @@ MONDAY_MORNING = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)  # 07:30 exchange ti
 LISTED = "{ portfolio { suggestions { nodes { suggestionId symbol side quantity limitPrice reason } } } }"
 CONFIRM = (
     'mutation { confirmSuggestion(suggestionId: "%s") { __typename ... on Suggestion { state tradeId } '
-    "... on InvalidInput { message } } }"
+    "... on InvalidInput { message } ... on Conflict { message } } }"
 )
 
 
@@ -118,8 +120,34 @@ def test_a_dividend_stored_after_the_plan_refuses_the_confirmation(served) -> No
     announce_action(service_engine(settings), "OUT", "DIVIDEND", 2.0, MONDAY, "final, ex-date 2026-11-23")
     said = "OUT's dividends going ex by 2026-11-23 changed after this suggestion was planned (0 per share then, 2.0"
     refused = http.post(f"/api/suggestions/{sell['suggestion_id']}/confirm")
-    assert refused.status_code == 422 and said in refused.json()["detail"], refused.text
+    assert refused.status_code == 409 and said in refused.json()["detail"], refused.text
     graph = _graph(http, CONFIRM % sell["suggestion_id"])["confirmSuggestion"]
-    assert graph["__typename"] == "InvalidInput" and said in graph["message"], graph
+    assert graph["__typename"] == "Conflict" and said in graph["message"], graph
     positions = http.get("/api/portfolio").json()["positions"]
     assert [(p["symbol"], p["quantity"]) for p in positions] == [("OUT", 1000)]
+
+
+def test_a_close_corrected_after_the_plan_is_a_conflict_that_says_so(served) -> None:
+    """T2 planned the SELL of OUT on Friday's close of 20.00; T0 then corrected that close
+    to 18.00, inside the band, so the old limit (19.85, 10% over the corrected close) was
+    booked. Both transports answer a conflict that says the close was corrected and what the
+    client can do, book nothing, and leave the suggestion to reject."""
+    http, clock, settings = served
+    run_stage("t2_suggestions", MONDAY, settings=settings)
+    clock.moment = MONDAY_MORNING
+    (sell,) = [s for s in http.get("/api/suggestions").json()["items"] if s["side"] == "SELL"]
+    assert Decimal(sell["limit_price"]) > 19, sell
+    with service_engine(settings).begin() as conn:  # T0's correction of Friday's bar
+        append_history(conn, tables.eod_prices, [price_row("OUT", DAY, 18.0, 40_000, 17.9, 18.1)])
+    said = "OUT's 2026-11-20 close was corrected after this suggestion was planned (20.00 then, 18.00 now)"
+    refused = http.post(f"/api/suggestions/{sell['suggestion_id']}/confirm")
+    assert refused.status_code == 409, refused.text
+    problem = refused.json()
+    assert refused.headers["content-type"].startswith("application/problem+json"), refused.headers
+    assert problem["title"] == "Suggestion out of date" and said in problem["detail"], problem
+    assert "reject it" in problem["detail"] and "manual trade" in problem["detail"], problem
+    graph = _graph(http, CONFIRM % sell["suggestion_id"])["confirmSuggestion"]
+    assert graph["__typename"] == "Conflict" and said in graph["message"], graph
+    positions = http.get("/api/portfolio").json()["positions"]
+    assert [(p["symbol"], p["quantity"]) for p in positions] == [("OUT", 1000)]
+    assert http.post(f"/api/suggestions/{sell['suggestion_id']}/reject").json()["state"] == "REJECTED"

@@ -352,11 +352,33 @@ def test_a_split_announced_after_the_plan_refuses_the_confirmation_not_books_the
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
     announce_action(engine, "LIQ", "SPLIT", 1.1, MONDAY, "1 for 10 bonus")
     moved = "LIQ's share count on 2026-11-23 changed after this suggestion was planned (a split or bonus issue of 1.1"
-    with pytest.raises(TradeRejected, match=re.escape(moved)):
+    with pytest.raises(suggestions.PlanMoved, match=re.escape(moved)):
         suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
     assert _events(engine, pending.suggestion_id) == ["PENDING"]
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
+
+
+def test_a_close_corrected_after_the_plan_refuses_the_confirmation_not_books_the_old_limit(store) -> None:
+    """T2 planned a buy of LIQ at 50.1x on Friday's close of 50; T0 then corrected that
+    close to 45 (inside the 15% band, so the band let the old limit through): confirming
+    booked the buy about 11% over the corrected close. The confirmation is refused as a
+    conflict saying the close was corrected and what the client can do; nothing is booked
+    and the suggestion stays pending, so the client can still reject it."""
+    engine, settings, acme, _ = store
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert pending.limit_price > 50 and pending.reason["close"] == 50.0
+    with engine.begin() as conn:  # T0's correction of Friday's bar
+        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 45.0, 40_000, 44.9, 45.1)])
+    said = "LIQ's 2026-11-20 close was corrected after this suggestion was planned (50.00 then, 45.00 now)"
+    with pytest.raises(suggestions.PlanMoved, match=re.escape(said)) as refused:
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert isinstance(refused.value, ConflictError) and "reject it" in refused.value.detail
+    assert _events(engine, pending.suggestion_id) == ["PENDING"]
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
+    assert suggestions.reject(engine, acme, pending.suggestion_id, now=MORNING).state == "REJECTED"
 
 
 def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_spent(store) -> None:
