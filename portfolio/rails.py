@@ -17,7 +17,10 @@ Exit flags on a held position:
   we assume an exit may take at most a quarter of a normal day's volume without moving the
   price, the same participation that caps a partial exit, so a position becomes slow when
   it exceeds 1.25 x ADV_20 (typically because volume dried up after entry). A partial exit
-  under SLOW_EXIT is capped at 25% of today's volume.
+  under SLOW_EXIT is capped at 25% of today's volume. A name with fewer than 20 sessions
+  of history has no ADV_20: its days to exit are unknown (None), not never, so it is not
+  SLOW_EXIT; its exit is capped at 25% of today's volume all the same, and its position
+  says why (`SHORT_HISTORY`).
 - HIGH_SPREAD: spread above 10%. Liquid equity discounts the position by the spread; the
   exit itself fills at the bid (or the close less half the estimated spread) like every fill
   (market/costs.py).
@@ -53,6 +56,12 @@ SLOW_EXIT_DAYS = 5
 HIGH_SPREAD = 0.10
 
 TRAPPED, SLOW_EXIT, HIGH_SPREAD_FLAG = "TRAPPED", "SLOW_EXIT", "HIGH_SPREAD"
+# What a held name with fewer than 20 sessions of history says (views/valuation.py
+# `stopped`): too short to measure its exit, rather than SLOW_EXIT with no end.
+SHORT_HISTORY = (
+    "fewer than 20 sessions of history: too short to measure its days to exit (on its 20-session average "
+    "volume), so it is not flagged SLOW_EXIT; a session sells at most 25% of that session's volume"
+)
 
 
 @dataclass(frozen=True)
@@ -142,7 +151,8 @@ class EntryCheckJson(TypedDict):
 
 class ExitStateJson(TypedDict):
     """The exit rail's state as a sell's rationale (or a held-back sell) stores it;
-    `days_to_exit` None for never (no volume) or unknown (a day without a row)."""
+    `days_to_exit` None for never (no volume over 20 sessions) or unknown (a day without a
+    row, fewer than 20 sessions of history)."""
 
     flags: list[str]
     days_to_exit: float | None
@@ -199,10 +209,13 @@ def check_entry(day: MarketDay, position_after: int) -> EntryCheck:
 
 
 def days_to_exit(quantity: int, adv_20: float | None) -> float:
-    """Trading days to sell `quantity` at 25% of ADV_20 a day (infinite without volume)."""
+    """Trading days to sell `quantity` at 25% of ADV_20 a day: infinite without volume, NaN
+    (unknown) without an ADV_20 (fewer than 20 sessions of history)."""
     if quantity <= 0:
         return 0.0
-    if not known(adv_20) or adv_20 <= 0:
+    if not known(adv_20):
+        return math.nan
+    if adv_20 <= 0:
         return math.inf
     return quantity / (EXIT_PARTICIPATION * adv_20)
 
@@ -227,8 +240,9 @@ class ExitState:
 
 def exit_state(day: MarketDay, quantity: int) -> ExitState:
     """The exit rail's flags for a position of `quantity` shares and how much of it can be
-    sold today: nothing when TRAPPED, 25% of today's volume when SLOW_EXIT, else all. A day
-    without a row is TRAPPED alone, its days to exit unknown (NaN: `as_dict` None)."""
+    sold today: nothing when TRAPPED, 25% of today's volume when SLOW_EXIT or its days to
+    exit are unknown (fewer than 20 sessions: `short_history`), else all. A day without a row is
+    TRAPPED alone, its days to exit unknown (NaN: `as_dict` None)."""
     if day.without_row:
         return ExitState((TRAPPED,), math.nan, None, "none", 0)
     flags: list[str] = []
@@ -242,11 +256,17 @@ def exit_state(day: MarketDay, quantity: int) -> ExitState:
         flags.append(HIGH_SPREAD_FLAG)
     if TRAPPED in flags:
         sellable = 0
-    elif SLOW_EXIT in flags:
+    elif SLOW_EXIT in flags or short_history(day):
         sellable = min(quantity, int(math.floor(EXIT_PARTICIPATION * day.volume + 1e-9)))
     else:
         sellable = quantity
     return ExitState(tuple(flags), days, spread, source, sellable)
+
+
+def short_history(day: MarketDay) -> bool:
+    """Whether `day`'s name has a row but no ADV_20 (fewer than 20 sessions of history): the
+    rail cannot measure a position's days to exit (`SHORT_HISTORY` says so)."""
+    return not day.without_row and not known(day.adv_20)
 
 
 def booked_whole(day: MarketDay, wanted: int) -> int:

@@ -29,7 +29,7 @@ from market.settings import get_settings
 from portfolio import dividends, ledger
 from portfolio.delisting import DELISTED, BookView, book_view, stored_absences, stored_rule
 from portfolio.market import market_days
-from portfolio.rails import MarketDay, exit_state, illiquid_discount
+from portfolio.rails import SHORT_HISTORY, MarketDay, exit_state, illiquid_discount, short_history
 from store import tables
 from store.splits import Split, stored_splits
 
@@ -67,7 +67,8 @@ class PositionValue:
     # the rail's exit flags (TRAPPED, SLOW_EXIT, HIGH_SPREAD), or UNPRICED, or DELISTED
     flags: tuple[str, ...] = described(
         "TRAPPED (no trade that day; alone without a row: `stopped` says since when), SLOW_EXIT (over 5 days to "
-        "exit), HIGH_SPREAD, UNPRICED (never priced: at its "
+        "exit; a name with fewer than 20 sessions of history is not, `stopped` says why), HIGH_SPREAD, UNPRICED "
+        "(never priced: at its "
         "average cost), DELISTED (the exchange's delisting notice, or no row for the delisting rule's sessions: at "
         "the rule's value)."
     )
@@ -82,7 +83,9 @@ class PositionValue:
         "nothing can be sold; delisted after 60 sessions without a row (48 more) unless it has one again'; its only "
         "flag is TRAPPED: without a row its volume is unknown, so it has no days to exit); once DELISTED, since when "
         "and what it is worth (e.g. 'delisted on 2026-12-29 (no row since 2026-10-05, 60 sessions): worth nothing "
-        "until a corporate action gives a value per share (its last close: 52.01)'); null for a name with a row.",
+        "until a corporate action gives a value per share (its last close: 52.01)'); for a name with a row but "
+        "fewer than 20 sessions of history, that its exit cannot be measured yet ('fewer than 20 sessions of "
+        "history: too short to measure its days to exit ...'); null otherwise.",
         default=None,
     )
 
@@ -157,7 +160,7 @@ def portfolio_view(conn: Connection, portfolio_id: str, day: date, session: date
                 realized_pnl=to_cents(position.realized_pnl),
                 flags=flags,
                 **pending.get(symbol, {}),
-                stopped=view.stopped.get(symbol),
+                stopped=view.stopped.get(symbol) or _unmeasured(market.get(symbol), flags),
             )
         )
     market_value = sum((p.market_value for p in positions), Decimal(0))
@@ -237,6 +240,14 @@ def _priced(
         return position.average_cost, ("UNPRICED",), 0.0
     flags = tuple(exit_state(market_day, position.quantity).flags)
     return Decimal(str(market_day.close)), flags, illiquid_discount(market_day, position.quantity)
+
+
+def _unmeasured(market_day: MarketDay | None, flags: tuple[str, ...]) -> str | None:
+    """What a priced position whose name has fewer than 20 sessions of history says
+    (portfolio/rails.py `SHORT_HISTORY`): its exit is not measured, not never."""
+    if market_day is None or DELISTED in flags or not short_history(market_day):
+        return None
+    return SHORT_HISTORY
 
 
 def _pending(

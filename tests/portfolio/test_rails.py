@@ -93,8 +93,9 @@ def test_slow_exit_beyond_five_days_at_a_quarter_of_adv(quantity, slow) -> None:
     assert state.sellable_today == (2_500 if slow else quantity)  # 25% of today's 10,000
 
 
-def test_days_to_exit_without_volume_is_infinite() -> None:
-    assert math.isinf(days_to_exit(10, None)) and days_to_exit(0, None) == 0
+def test_days_to_exit_without_volume_is_infinite_and_without_history_unknown() -> None:
+    assert math.isinf(days_to_exit(10, 0.0)) and days_to_exit(0, None) == 0
+    assert math.isnan(days_to_exit(10, None))  # fewer than 20 sessions: unknown, not never
 
 
 @pytest.mark.parametrize("bid, ask, high_spread", [(95.0, 105.0, False), (94.99, 105.01, True)])
