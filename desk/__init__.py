@@ -11,6 +11,7 @@ from desk.desk import Desk, ReportOrder, keep_books
 from desk.domain import (
     AI_PORTFOLIO,
     HORIZON,
+    ILLIQUID_DISCOUNTS,
     INSIGHTS_REFUSAL,
     INSIGHTS_SWITCHED_OFF,
     MOSTLY_CASH_EXPOSURE,
@@ -42,6 +43,7 @@ from store.history import VersionMoved, settle
 __all__ = [
     "AI_PORTFOLIO",
     "HORIZON",
+    "ILLIQUID_DISCOUNTS",
     "INSIGHTS_REFUSAL",
     "INSIGHTS_SWITCHED_OFF",
     "MOSTLY_CASH_EXPOSURE",

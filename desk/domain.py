@@ -43,12 +43,13 @@ from reports.format import statistic_pct
 from store.splits import TickerChange, TickerChanges
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
 from views.track_record import NO_AI_DAYS
-from views.valuation import PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
+from views.valuation import ILLIQUID_DISCOUNTS, PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
 
 __all__ = [
     "AI_PORTFOLIO",
     "BENCHMARKS",
     "HORIZON",
+    "ILLIQUID_DISCOUNTS",
     "INSIGHTS_REFUSAL",
     "INSIGHTS_SWITCHED_OFF",
     "MOSTLY_CASH_EXPOSURE",

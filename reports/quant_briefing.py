@@ -522,23 +522,42 @@ def _written_down_note(curve: list[CurveDay], currency: str) -> list[Flowable]:
     if not days:
         return []
     listed = [
-        f"{d['trading_date']} ({', '.join(d['untraded_written_down'])}: "
+        f"{d['trading_date']} ({', '.join(_written_down_name(s, d) for s in d['untraded_written_down'])}: "
         f"{money_in(sum(float(v) for v in d['untraded_written_down'].values()), currency)} left out)"
         for d in reversed(days[-WRITTEN_DOWN_LISTED:])
     ]
     earlier = len(days) - WRITTEN_DOWN_LISTED
     more = f"; and {earlier} earlier day{'' if earlier == 1 else 's'}" if earlier > 0 else ""
+    delisted = any(_delisted_on(d) & set(d["untraded_written_down"]) for d in days)
     return [
         Spacer(0, 2),
         text(
             f"{charts.WRITTEN_DOWN_LABEL} (the triangles on the liquid-equity line): a holding that did not trade that "
             "day cannot be sold, so liquid equity leaves out its whole value (the exit rail's TRAPPED) until it trades "
-            "again, while equity keeps it at its last close; a holding that traded at a spread above "
-            f"{HIGH_SPREAD:.0%} is discounted by its spread, unmarked. On {len(days)} of {len(curve)} executed days, "
-            f"latest first: {'; '.join(listed)}{more}.",
+            f"again, while equity keeps it at its last close{DELISTED_WRITTEN_DOWN if delisted else ''}; a holding "
+            f"that traded at a spread above {HIGH_SPREAD:.0%} is discounted by its spread, unmarked. On {len(days)} of "
+            f"{len(curve)} executed days, latest first: {'; '.join(listed)}{more}.",
             SMALL,
         ),
     ]
+
+
+# What the note adds where a holding left out was delisted (portfolio/delisting.py): it will
+# not trade again, and its value is the delisting rule's, not its last close.
+DELISTED_WRITTEN_DOWN = (
+    "; a delisted holding (named so) will not trade again: liquid equity leaves out all of what the delisting "
+    "rule values it at (its last close, a corporate action's value per share, or nothing), which equity keeps"
+)
+
+
+def _delisted_on(day: CurveDay) -> set[str]:
+    """The holdings delisted on an executed day, as its stored record lists them."""
+    return {str(r["symbol"]) for r in (day.get("summary") or {}).get("delisted") or []}
+
+
+def _written_down_name(symbol: str, day: CurveDay) -> str:
+    """A holding the note names for `day`, marked where it was delisted."""
+    return f"delisted {symbol}" if symbol in _delisted_on(day) else symbol
 
 
 def _charts(inputs: BriefingInputs, width: float, closing: list[Flowable]) -> list[Flowable]:

@@ -39,6 +39,11 @@ PENDING_QUANTITY = (
     "ahead of its session; negative for a sale booked ahead). A sell counts them from `pending_until`."
 )
 PENDING_UNTIL = "The session from which the pending shares count for a sell; null when none are pending."
+ILLIQUID_DISCOUNTS = (
+    "Discount per ticker, money as decimal text: what liquid equity leaves out of a position's value. TRAPPED (no "
+    "trade that day): its whole value, until it trades again; DELISTED: all of what the delisting rule values it at "
+    "(it will not trade again; nothing where the rule values it at nothing); HIGH_SPREAD: value x spread."
+)
 
 
 @dataclass(frozen=True)

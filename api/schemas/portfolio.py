@@ -131,7 +131,7 @@ class PortfolioSummary(ApiModel):
     market_value: Money
     equity: Money = Field(description="Cash plus positions at the latest close.")
     liquid_equity: Money = Field(description="Equity less the discounts of positions that cannot be sold at the close.")
-    illiquid_discounts: dict[str, Money]
+    illiquid_discounts: dict[str, Money] = Field(description=domain.ILLIQUID_DISCOUNTS)
     unrealized_pnl: Money
     realized_pnl: Money
     positions_count: int

@@ -17,7 +17,7 @@ from api.graphql.types.derived import document, printed
 from api.graphql.types.portfolio import DISCOUNTS
 from api.graphql.types.track_record import TrackRecord
 from api.paging import AI_DAYS, AI_TRADES
-from desk import AI_PORTFOLIO
+from desk import AI_PORTFOLIO, ILLIQUID_DISCOUNTS
 
 AI_POSITIONS = Page("aiPositions", default=100, largest=500, key=text)
 
@@ -34,7 +34,7 @@ class AIPortfolio:
     market_value: Decimal
     equity: Decimal
     liquid_equity: Decimal
-    illiquid_discounts: JSON = document(DISCOUNTS, "Discount per ticker, money as decimal text.")
+    illiquid_discounts: JSON = document(DISCOUNTS, ILLIQUID_DISCOUNTS)
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     positions_count: int

@@ -17,7 +17,7 @@ from api.graphql.types.suggestion import Suggestion
 from api.graphql.types.track_record import TrackRecord
 from api.graphql.types.trade import Trade
 from api.paging import CASH, SUGGESTIONS, TRADES, suggestion_key
-from desk import PositionValue
+from desk import ILLIQUID_DISCOUNTS, PositionValue
 
 POSITIONS = Page("positions", default=100, largest=500, key=text, owned=True)
 
@@ -37,9 +37,7 @@ class Portfolio:
     market_value: Decimal
     equity: Decimal = strawberry.field(description="Cash plus positions at the latest close.")
     liquid_equity: Decimal = strawberry.field(description="Equity less the discounts of positions that cannot be sold.")
-    illiquid_discounts: JSON = document(
-        DISCOUNTS, "Discount per ticker, money as decimal text (TRAPPED: whole value; HIGH_SPREAD: value x spread)."
-    )
+    illiquid_discounts: JSON = document(DISCOUNTS, ILLIQUID_DISCOUNTS)
     unrealized_pnl: Decimal
     realized_pnl: Decimal
     positions_count: int
