@@ -28,7 +28,9 @@ line), and the sandbox's page, time and memory limits bound that length: a hosti
 costs its length, not its square.
 
 Anything else is refused with the reason: no recognisable layout or holdings table,
-numbers that do not add up, a negative cash balance, a symbol the exchange does not list,
+numbers that do not add up, a negative cash balance, amounts in another currency than the
+trading one (a `Currency: USD` line, a table heading's "(USD)": `_in_trading_currency`,
+nothing is converted), a symbol the exchange does not list,
 a holdings line naming a listed symbol that is not a row of its table (`_unread`).
 
 Figures that add up can still describe holdings no account could have; each line is held
@@ -100,7 +102,7 @@ from market.settings import Settings
 from market.text import PRINTED_TICKER
 from portfolio import ledger
 from portfolio.ledger import TradeRequest
-from portfolio.market import known_symbols
+from portfolio.market import known_symbols, trading_currency
 from portfolio.statement_checks import NameRecord, holding_refusal, name_records, price_warning
 from store import tables
 from store.history import append_history, current_rows, newest_ids
@@ -134,6 +136,11 @@ PERIOD_START = re.compile(r"^Period:? (\d{4}-\d{2}-\d{2}) to ")  # "Period: 2026
 TOKEN_FILE_CHARS = 8  # a confirm token starts with this many hex digits of its file's SHA-256
 CONFIRM_TOKEN = re.compile(r"[0-9a-f]{32}")  # those, then 24 of the hash of what the preview showed
 TOLERANCE = Decimal("0.01")
+# A currency a statement names for its amounts: a "Currency: USD" line, or a column header's
+# "(USD)" on a table's heading line ("Market Value (USD)", as the exchange's pages name theirs)
+CURRENCY_LINE = re.compile(r"^Currency:? *([A-Z]{3})\b")
+TABLE_HEADINGS = ("Symbol Description Quantity", "Date Type Symbol")
+HEADER_CURRENCY = re.compile(r"\(([A-Z]{3})\)")
 ACCOUNT_LINE = re.compile(r"^Account: *(?!Client:)(\S*)")  # "Account: KC-0001    Client: Acme Ltd"
 MAX_ACCOUNT = 40  # characters of an account number
 
@@ -208,6 +215,7 @@ class ParsedStatement:
     sale_prices: dict[str, Decimal] = field(default_factory=dict)
     unread: dict[str, str] = field(default_factory=dict)  # a holdings line not read, by its first word (`_unread`)
     account: str | None = None  # the broker account the statement is of (`_account`); None: it prints none
+    currencies: tuple[str, ...] = ()  # the currencies it names for its amounts (`_currencies`); (): none
 
     @property
     def average_costs(self) -> dict[str, Decimal]:
@@ -281,8 +289,21 @@ def parse_text(text: str) -> ParsedStatement:
             "no recognisable statement layout: expected a valuation statement with a holdings "
             "table or an activity statement with a transactions ledger"
         )
-    parsed.account = _account(lines)
+    parsed.account, parsed.currencies = _account(lines), _currencies(lines)
     return parsed
+
+
+def _currencies(lines: list[str]) -> tuple[str, ...]:
+    """The currencies the statement names for its amounts (`CURRENCY_LINE`, a table
+    heading's `HEADER_CURRENCY`), in the order named; a statement that names none is read
+    in the trading currency, as the exchange's columns that name none are."""
+    named: list[str] = []
+    for line in lines:
+        if found := CURRENCY_LINE.match(line):
+            named.append(found.group(1))
+        elif line.startswith(TABLE_HEADINGS):
+            named.extend(HEADER_CURRENCY.findall(line))
+    return tuple(dict.fromkeys(named))
 
 
 def _account(lines: list[str]) -> str | None:
@@ -823,8 +844,10 @@ def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
     future one would book cash before the holdings it reconciles), with a negative cash
     balance (margin accounts are not supported), a symbol the exchange does not list, or
     a holdings line naming a listed symbol that could not be read (`_unread`: synced
-    without it, the book would sell that holding)."""
+    without it, the book would sell that holding), or amounts in another currency
+    (`_in_trading_currency`)."""
     _in_range(parsed)
+    _in_trading_currency(conn, parsed)
     if parsed.as_of > today:
         raise StatementRejected(
             f"the statement is dated {parsed.as_of.isoformat()}, after today's exchange date {today.isoformat()}"
@@ -842,6 +865,21 @@ def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
         raise StatementRejected(
             f"the statement's line '{parsed.unread[skipped[0]][:120]}' names {skipped[0]} but is not a holding line "
             "the statement can be read by; synced without it, the book would drop that holding"
+        )
+
+
+def _in_trading_currency(conn: Connection, parsed: ParsedStatement) -> None:
+    """StatementRejected for a statement that names another currency for its amounts than
+    the one the exchange's prices and the book's cash are in (`trading_currency`): nothing
+    is converted and no rate is guessed; read as that currency, a USD account's 250,000 of
+    cash was booked as 250,000 JMD, and its prices as JMD prices."""
+    trading = trading_currency(conn)
+    foreign = [c for c in parsed.currencies if c != trading]
+    if foreign:
+        raise StatementRejected(
+            f"the statement's amounts are in {', '.join(foreign)}, not {trading}, the currency the exchange's prices "
+            f"and this portfolio's cash are in; nothing is converted: upload the statement of the account held in "
+            f"{trading}"
         )
 
 

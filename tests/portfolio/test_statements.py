@@ -794,3 +794,31 @@ def test_a_stated_average_cost_past_six_places_is_the_cost_basis_to_the_cent(cli
     with engine.connect() as conn:
         (position,) = portfolio_view(conn, portfolio_id, AS_OF).positions
     assert (position.cost_basis, position.realized_pnl) == (Decimal("101530864.20"), 0)
+
+
+PLAIN_HEADING = "Symbol Description Quantity Avg Cost Market Price Market Value"
+
+
+def _valued_in(*named: str) -> bytes:
+    """A valuation statement of 10 LIQ and 1,000.00 cash with `named` lines after its date
+    (a table heading among them replaces the plain one)."""
+    header = ["KINGSTON CAPITAL SECURITIES LIMITED", HOLDINGS_TITLE, f"Statement date: {AS_OF.isoformat()}"]
+    heading = [] if any(n.startswith("Symbol") for n in named) else [PLAIN_HEADING]
+    rows = ["LIQ Liquid Holdings Ltd 10 50.00 52.00 520.00", "Total Market Value: 520.00"]
+    return text_pdf([*header, *named, *heading, *rows, "Cash Balance: 1,000.00", "Total Portfolio Value: 1,520.00"])
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["Currency: USD", "Symbol Description Quantity Avg Cost (USD) Market Price (USD) Market Value (USD)"],
+    ids=["currency-line", "column-headings"],
+)
+def test_a_statement_in_another_currency_is_refused_not_booked_as_the_trading_one(client, named) -> None:
+    """A review's run: a valuation statement of a USD account (its amounts in US dollars)
+    was read as JMD: 1,000 USD of cash booked as 1,000 JMD, its prices as JMD prices.
+    Nothing is converted: it is refused naming the currency, and nothing is booked; one
+    that names the trading currency is synchronised."""
+    _refused(client, _valued_in(named), re.escape("the statement's amounts are in USD, not JMD"), StatementRejected)
+    engine, settings, portfolio_id = client
+    synced = import_statement(engine, settings, portfolio_id, _valued_in("Currency: JMD"), now=NOW)
+    assert synced["status"] == "SYNCED" and _state(engine, portfolio_id)[1] == Decimal("1000")
