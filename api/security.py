@@ -204,7 +204,9 @@ def _client(record: KeyRecord) -> Principal:
 
 
 def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection | None) -> None:
-    """Count the request against its key's limit; 429 past it."""
+    """Count the request against its key's limit; 429 past it, with the key's own headers
+    (`Principal.key_headers`): the refused request has no principal for the edge to read
+    them from, and a key in a rotation's grace period is told so on every answer."""
     limit = record.rate_limit or svc.settings.rate_limit_for(record.tier)  # type: ignore[arg-type]
     decision = _count(request, svc, counted_as(record), limit, conn)
     request.state.rate_limit = decision
@@ -212,7 +214,7 @@ def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection 
         raise RateLimitedError(
             f"over the limit of {limit} requests per minute for this key (a client's keys count together); "
             f"retry in {decision.retry_after} s",
-            headers=decision.headers(),
+            headers={**decision.headers(), **_client(record).key_headers()},
         )
 
 

@@ -487,6 +487,38 @@ def test_a_key_in_its_grace_period_is_answered_with_deprecation_and_sunset(api: 
         assert answer.status_code == 200 and "Deprecation" not in answer.headers and "Sunset" not in answer.headers
 
 
+@pytest.mark.parametrize("counted_in", ["memory", "database"])
+def test_a_key_in_its_grace_period_refused_over_its_limit_is_told_it_is_deprecated(api: Api, counted_in: str) -> None:
+    """The 429 was the one answer to a key in a rotation's grace period without Deprecation
+    and Sunset (refused, the request had no caller for the headers to come from): a client
+    throttled until its old key stopped was never told to move. Every 429 now says it, REST
+    and GraphQL, reads and writes, the counts in memory or in the database."""
+    from api.app import create_app
+    from pipeline.serving import serve_in_thread
+    from tests.api.conftest import Clock
+
+    rotated_at = api.clock.moment
+    api.admin("PUT", f"/api/keys/{api.world.acme_key_id}/rate-limit", json={"per_minute": 2})
+    api.admin("POST", f"/api/keys/{api.world.acme_key_id}/rotate", json={"grace_seconds": 7200})
+    clock = Clock()
+    clock.moment = rotated_at + timedelta(seconds=90)
+    here = create_app(api.world.settings.model_copy(update={"rate_limit_store": counted_in}), now=clock)
+    with serve_in_thread(here) as base:
+
+        def acme(method: str, path: str, **kwargs):
+            return api.http.request(method, base + path, headers={"X-API-Key": api.world.acme_key}, **kwargs)
+
+        answers = [acme("GET", "/api/ai/performance") for _ in range(3)]
+        answers += [
+            acme("POST", "/graphql", json={"query": "{ __typename }"}),
+            acme("POST", "/api/portfolio/cash", json={}),
+        ]
+    assert [a.status_code for a in answers] == [200, 200, 429, 429, 429]
+    for answer in answers:
+        assert answer.headers["Deprecation"] == f"@{int(rotated_at.timestamp())}", answer.headers
+        assert parsedate_to_datetime(answer.headers["Sunset"]) == rotated_at + timedelta(seconds=7200)
+
+
 def test_the_key_list_pages_and_a_walk_sees_every_key_once_while_keys_are_issued(api: Api) -> None:
     """GET /api/keys answered every key ever issued in one list, however many: it pages
     like every other list (`limit`, `cursor`), in the order keys were issued, and a key
