@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import hmac
+import logging
 import os
 import re
 import secrets
@@ -43,7 +44,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, select
+from sqlalchemy import Connection, Engine, bindparam, func, select
+from sqlalchemy.exc import DBAPIError
 
 from market.clock import utc_now
 from market.errors import ConfigurationError, ConflictError, InvalidInputError, NotFoundError
@@ -53,7 +55,9 @@ from portfolio.accounts import Account
 from portfolio.ledger import ensure_portfolio
 from store import tables
 from store.history import Rider, append_history, current_rows, newest_ids
-from store.transactions import Respond, answered, write_transaction
+from store.transactions import Respond, answered, write_on, write_transaction
+
+log = logging.getLogger(__name__)
 
 CLIENT_KEY_PATTERN = re.compile(r"^svc-sk-[0-9a-f]{32,128}$")
 
@@ -161,33 +165,59 @@ def pepper_fingerprint(settings: Settings) -> str:
 
 
 def check_pepper(engine: Engine, settings: Settings, now: datetime) -> None:
-    """ConfigurationError when the store holds keys that still work at `now`, issued under
-    a known pepper, and none under this process's pepper: every one would be answered 401
-    ("unknown, revoked or rotated out") with nothing to say why. Keys issued before their
-    pepper was recorded (migration 0024), revoked or rotated out are not counted; a store
-    without keys passes."""
+    """ConfigurationError when the store holds keys that still work at `now`, of a known
+    pepper, and none of this process's pepper: every one would be answered 401 ("unknown,
+    revoked or rotated out") with nothing to say why. A key's pepper is known when it was
+    issued (migration 0024) or, for a key issued before, once it has been presented and
+    found under a serving process's pepper (`confirm_pepper`, migration 0025); keys of no
+    known pepper, revoked or rotated out are not counted, and a store without keys passes."""
     with engine.connect() as conn:
         working = _working_fingerprints(conn, now)
-    if working and pepper_fingerprint(settings) not in working:
-        origin = "MARKETINTEL_API_KEY_PEPPER" if settings.api_key_pepper else str(settings.secrets_dir / PEPPER_FILE)
-        raise ConfigurationError(
-            f"the API key pepper ({origin}) is not the one the store's {sum(working.values())} working client "
-            "keys were issued under, so every one would be refused (401); start with the pepper they were issued "
-            "under (MARKETINTEL_API_KEY_PEPPER, the same on every API machine), or, to change it, revoke those "
-            "keys under the old pepper first"
-        )
+    mine = working.pop(pepper_fingerprint(settings), [])
+    if not working or mine:
+        return
+    raise ConfigurationError(
+        f"the API key pepper ({_pepper_origin(settings)}) is not the one the store's "
+        f"{sum(map(len, working.values()))} working client keys were issued under, so every one would be refused "
+        "(401); start with the pepper they were issued under (MARKETINTEL_API_KEY_PEPPER, the same on every API "
+        "machine), or, to change it, revoke those keys under the old pepper first"
+    )
 
 
-def _working_fingerprints(conn: Connection, now: datetime) -> dict[str, int]:
-    """How many keys that still work at `now` were issued under each recorded pepper."""
-    keyed = current_rows(conn, tables.api_keys, where=[tables.api_keys.c.pepper_fingerprint.is_not(None)])
+def _pepper_origin(settings: Settings) -> str:
+    """Where this process's pepper comes from, as a start-up message names it."""
+    return "MARKETINTEL_API_KEY_PEPPER" if settings.api_key_pepper else str(settings.secrets_dir / PEPPER_FILE)
+
+
+def _working_fingerprints(conn: Connection, now: datetime) -> dict[str, list[str]]:
+    """The ids of the keys that still work at `now`, by the pepper they were issued under:
+    as recorded at issue (0024), else as confirmed (`confirm_pepper`, 0025); keys of no
+    known pepper are left out."""
+    confirmed = {r["key_id"]: r["pepper_fingerprint"] for r in current_rows(conn, tables.api_key_peppers)}
     events = _events_by_key(conn)
-    counts: dict[str, int] = {}
-    for key in keyed:
+    found: dict[str, list[str]] = {}
+    for key in current_rows(conn, tables.api_keys):
+        fingerprint = key["pepper_fingerprint"] or confirmed.get(key["key_id"])
         ended = _state(events.get(key["key_id"], []), now)["ended_at"]
-        if ended is None or now < ended:
-            counts[key["pepper_fingerprint"]] = counts.get(key["pepper_fingerprint"], 0) + 1
-    return counts
+        if fingerprint is not None and (ended is None or now < ended):
+            found.setdefault(fingerprint, []).append(key["key_id"])
+    return found
+
+
+def confirm_pepper(conn: Connection, settings: Settings, timeline: KeyTimeline, now: datetime) -> None:
+    """Record the pepper of a key issued before 0024, found by its hash under this process's
+    pepper (`authenticate`): an HMAC found under a pepper was made under it, so the start-up
+    check counts the key from then on (`check_pepper`). Written on the request's connection
+    once a process and key (`KeyTimeline.pepper_known`); a write that fails (the store
+    busy past its timeout) is logged and the request goes on: the next process to read the
+    key records it."""
+    timeline.pepper_known = True
+    row = {"key_id": timeline.rows[0].key_id, "pepper_fingerprint": pepper_fingerprint(settings)}
+    try:
+        with write_on(conn, "api-keys"):
+            append_history(conn, tables.api_key_peppers, [row], recorded_at=now)
+    except DBAPIError as failure:
+        log.warning("could not record the pepper of API key %s: %s", row["key_id"], failure.orig)
 
 
 def _new_secret() -> str:
@@ -339,10 +369,11 @@ class KeyTimeline:
     events again. A moment outside it (later, or earlier on a test's or a replay's clock)
     folds them afresh."""
 
-    __slots__ = ("rows", "_moments", "_last")
+    __slots__ = ("rows", "pepper_known", "_moments", "_last")
 
     def __init__(self, rows: list) -> None:
         self.rows = rows
+        self.pepper_known = not rows or rows[0].pepper_fingerprint is not None  # else `confirm_pepper`
         self._moments = sorted({r.effective_at for r in rows if r.event is not None and r.effective_at is not None})
         self._last: tuple[datetime | None, datetime | None, KeyRecord | None] | None = None
 
@@ -386,13 +417,19 @@ def authenticate(
 ) -> KeyRecord | None:
     """The key's record when `presented` is a well-formed, known, usable client key: one
     indexed query (the key by its hash, joined with its events), run on every request, or,
-    with a `cache`, the keys' version read on every request and that query when it moved."""
+    with a `cache`, the keys' version read on every request and that query when it moved.
+    A working key whose pepper the store does not know yet has it recorded (`confirm_pepper`)."""
     if not is_client_key(presented):
         return None
     hashed = key_hash(settings, presented)
     if cache is not None:
-        return cache.timeline(conn, hashed).at(now)
-    return record_of(conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all(), now)
+        timeline = cache.timeline(conn, hashed)
+    else:
+        timeline = KeyTimeline(conn.execute(_KEY_WITH_EVENTS, {"key_hash": hashed}).all())
+    record = timeline.at(now)
+    if record is not None and not timeline.pepper_known:
+        confirm_pepper(conn, settings, timeline, now)
+    return record
 
 
 def record_of(rows: list, now: datetime) -> KeyRecord | None:
@@ -430,11 +467,19 @@ def record_of(rows: list, now: datetime) -> KeyRecord | None:
     )
 
 
+_CONFIRMED_PEPPER = (  # a key of before 0024 whose pepper a serving process confirmed (`confirm_pepper`)
+    select(tables.api_key_peppers.c.pepper_fingerprint)
+    .where(tables.api_key_peppers.c.key_id == tables.api_keys.c.key_id)
+    .limit(1)
+    .scalar_subquery()
+)
+
 _KEY_WITH_EVENTS = (  # built once: it runs on every keyed request
     select(
         tables.api_keys.c.key_id,
         tables.api_keys.c.client_id,
         tables.api_keys.c.tier,
+        func.coalesce(tables.api_keys.c.pepper_fingerprint, _CONFIRMED_PEPPER).label("pepper_fingerprint"),
         tables.api_key_events.c.id,
         tables.api_key_events.c.event,
         tables.api_key_events.c.detail,

@@ -321,6 +321,15 @@ api_keys = history_table(
     Column("pepper_fingerprint", Text()),
 )
 
+# Since 0025: the pepper a key issued before 0024 was seen to verify under (desk/keys.py
+# `confirm_pepper`), so the start-up check counts it too.
+api_key_peppers = history_table(
+    "api_key_peppers",
+    ("key_id",),
+    Column("key_id", Text(), nullable=False),
+    Column("pepper_fingerprint", Text(), nullable=False),
+)
+
 api_key_events = history_table(
     "api_key_events",
     ("key_id", "event", "effective_at"),

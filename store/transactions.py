@@ -49,7 +49,9 @@ def write_transaction(engine: Engine, lock_name: str, *more: str) -> Iterator[Co
 @contextmanager
 def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
     """`write_transaction` on a connection already held (an API request's one connection):
-    the read transaction it may be in ends first, then the same locked transaction runs."""
+    the read transaction it may be in ends first, then the same locked transaction runs;
+    a Postgres connection that read in autocommit reads so again after it (api/services.py)."""
+    reading = conn.get_execution_options().get("isolation_level")
     transactional(conn)
     sqlite = conn.dialect.name == "sqlite"
     if sqlite:
@@ -62,6 +64,8 @@ def write_on(conn: Connection, lock_name: str) -> Iterator[Connection]:
     finally:
         if sqlite:
             conn.execution_options(sqlite_begin=before)
+        if reading == "AUTOCOMMIT" and not conn.in_transaction():
+            conn.execution_options(isolation_level="AUTOCOMMIT")
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from desk.keys import KeyTimeline, record_of
 
-Row = namedtuple("Row", "key_id client_id tier id event detail effective_at recorded_at")
+Row = namedtuple("Row", "key_id client_id tier pepper_fingerprint id event detail effective_at recorded_at")
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
@@ -25,7 +25,7 @@ def _rows() -> list[Row]:
         (5, "ROTATED", {"new_key_id": "k2"}, at(30), at(6)),  # the grace period ends at 30 h
         (6, "TIER_SET", {"value": "INSTITUTIONAL"}, at(12), at(12)),
     ]
-    return [Row("k1", "acme", "BASIC", *event) for event in events]
+    return [Row("k1", "acme", "BASIC", "f" * 64, *event) for event in events]
 
 
 def test_the_kept_record_is_the_definition_at_every_moment() -> None:
@@ -41,6 +41,6 @@ def test_the_kept_record_is_the_definition_at_every_moment() -> None:
 
 
 def test_a_key_without_events_and_no_rows() -> None:
-    bare = [Row("k1", "acme", "BASIC", None, None, None, None, None)]
+    bare = [Row("k1", "acme", "BASIC", "f" * 64, None, None, None, None, None)]
     assert KeyTimeline(bare).at(T0) == record_of(bare, T0) and KeyTimeline(bare).at(T0).tier == "BASIC"
     assert KeyTimeline([]).at(T0) is None

@@ -6,14 +6,17 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import httpx
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import select
 
 from api.app import create_app
 from desk import keys
 from market.clock import utc_now
 from market.errors import ConfigurationError
 from market.settings import Settings
+from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
@@ -83,8 +86,10 @@ def test_a_server_started_with_another_pepper_than_its_keys_stops_naming_the_cau
     create_app(_with_pepper(settings, other))
 
 
-def test_a_key_issued_before_peppers_were_recorded_is_not_checked(settings: Settings) -> None:
-    """A store upgraded with keys in it has no fingerprint for them: it starts as before."""
+def test_a_key_issued_before_peppers_were_recorded_is_not_checked_until_it_is_used(settings: Settings) -> None:
+    """A store upgraded with keys in it has no fingerprint for them: until one is presented
+    and found under a pepper (`test_an_old_stores_key_is_checked_once_it_was_used`), it
+    starts under any."""
     engine = service_engine(settings)
     with engine.begin() as conn:
         append_history(
@@ -106,3 +111,46 @@ def test_a_short_pepper_in_the_environment_stops_start_up_with_its_reason(settin
             "the API key pepper in MARKETINTEL_API_KEY_PEPPER is shorter than 32 characters"
         )
     create_app(_with_pepper(settings, "a" * 32))
+
+
+def _old_key(settings: Settings, pepper: str) -> str:
+    """A key stored as before migration 0024 (no fingerprint), hashed under `pepper`; its secret."""
+    secret = "svc-sk-" + "1" * 40
+    with service_engine(settings).begin() as conn:
+        append_history(
+            conn,
+            tables.api_keys,
+            [
+                {
+                    "key_id": "k-old",
+                    "client_id": "c-old",
+                    "key_hash": keys.key_hash(_with_pepper(settings, pepper), secret),
+                    "tier": "PRO",
+                }
+            ],
+            recorded_at=utc_now(),
+        )
+    return secret
+
+
+def test_an_old_stores_key_is_checked_once_it_was_used(settings: Settings) -> None:
+    """A store whose keys all predate migration 0024 had no fingerprint to compare: started
+    with another pepper, it served and answered every client key 401, however long its keys
+    had been in use. A key found under the serving pepper has that pepper recorded (0025),
+    so a later start with another pepper stops, as for a key issued since."""
+    first, other = "a" * 64, "b" * 64
+    secret = _old_key(settings, first)
+    create_app(_with_pepper(settings, other))  # never used: no pepper is known for it
+    with serve_in_thread(create_app(_with_pepper(settings, first))) as base:
+        for _ in range(2):
+            answer = httpx.get(f"{base}/api/portfolio", headers={"X-API-Key": secret}, timeout=30)
+            assert answer.status_code == 200, answer.text
+    with service_engine(settings).connect() as conn:
+        recorded = conn.execute(
+            select(tables.api_key_peppers.c.key_id, tables.api_key_peppers.c.pepper_fingerprint)
+        ).all()
+    assert recorded == [("k-old", keys.pepper_fingerprint(_with_pepper(settings, first)))]  # once, not a row a request
+    with pytest.raises(ConfigurationError) as refused:
+        create_app(_with_pepper(settings, other))
+    assert "is not the one the store's 1 working client keys were issued under" in str(refused.value.detail)
+    create_app(_with_pepper(settings, first))
