@@ -170,11 +170,16 @@ def check_pepper(engine: Engine, settings: Settings, now: datetime) -> None:
     revoked or rotated out") with nothing to say why. A key's pepper is known when it was
     issued (migration 0024) or, for a key issued before, once it has been presented and
     found under a serving process's pepper (`confirm_pepper`, migration 0025); keys of no
-    known pepper, revoked or rotated out are not counted, and a store without keys passes."""
+    known pepper, revoked or rotated out are not counted, and a store without keys passes.
+    Working keys of this pepper and of another (API machines that did not share one pepper)
+    start, with an error logged naming the keys every request refuses (`_mixed_peppers`)."""
     with engine.connect() as conn:
         working = _working_fingerprints(conn, now)
     mine = working.pop(pepper_fingerprint(settings), [])
-    if not working or mine:
+    if not working:
+        return
+    if mine:
+        log.error(_mixed_peppers(settings, mine, working))
         return
     raise ConfigurationError(
         f"the API key pepper ({_pepper_origin(settings)}) is not the one the store's "
@@ -187,6 +192,20 @@ def check_pepper(engine: Engine, settings: Settings, now: datetime) -> None:
 def _pepper_origin(settings: Settings) -> str:
     """Where this process's pepper comes from, as a start-up message names it."""
     return "MARKETINTEL_API_KEY_PEPPER" if settings.api_key_pepper else str(settings.secrets_dir / PEPPER_FILE)
+
+
+def _mixed_peppers(settings: Settings, mine: list[str], others: dict[str, list[str]]) -> str:
+    """The start-up's line for a store whose working keys were issued under this pepper and
+    under others: those others are refused (401) on every request to this process."""
+    refused = sorted(k for ids in others.values() for k in ids)
+    named = ", ".join(refused[:10]) + (f" and {len(refused) - 10} more" if len(refused) > 10 else "")
+    return (
+        f"the store's working client keys were issued under {len(others) + 1} API key peppers: {len(mine)} under "
+        f"this one ({_pepper_origin(settings)}), {len(refused)} under {'another' if len(others) == 1 else 'others'} "
+        f"({named}), which this process "
+        "refuses (401) on every request; give every API machine the same MARKETINTEL_API_KEY_PEPPER, then revoke "
+        "those keys (POST /api/keys/{key_id}/revoke) and issue their clients new ones (POST /api/keys/generate)"
+    )
 
 
 def _working_fingerprints(conn: Connection, now: datetime) -> dict[str, list[str]]:

@@ -3,6 +3,7 @@ by whichever API worker reads it first, the same one for every worker after."""
 
 from __future__ import annotations
 
+import logging
 import stat
 from pathlib import Path
 
@@ -154,3 +155,26 @@ def test_an_old_stores_key_is_checked_once_it_was_used(settings: Settings) -> No
         create_app(_with_pepper(settings, other))
     assert "is not the one the store's 1 working client keys were issued under" in str(refused.value.detail)
     create_app(_with_pepper(settings, first))
+
+
+def test_working_keys_of_two_peppers_start_with_a_line_naming_the_refused_ones(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two API machines that did not share one pepper each issued keys only its own
+    accepts: started with either pepper, the check passed (some key was of it) and said
+    nothing of the others, each a 401 on every request. It starts, with one error line
+    naming how many keys each pepper has and which keys this process refuses."""
+    first, other = "a" * 64, "b" * 64
+    engine = service_engine(settings)
+    kept = keys.generate(engine, _with_pepper(settings, first), "Acme Capital", "PRO")
+    with caplog.at_level(logging.ERROR, logger="desk.keys"):
+        create_app(_with_pepper(settings, first))
+    assert not caplog.records  # one pepper: nothing to say
+    refused = [
+        keys.generate(engine, _with_pepper(settings, other), name, "PRO")["key_id"] for name in ("Beta", "Gamma")
+    ]
+    with caplog.at_level(logging.ERROR, logger="desk.keys"):
+        create_app(_with_pepper(settings, first))
+    [line] = [r.getMessage() for r in caplog.records]
+    assert "issued under 2 API key peppers: 1 under this one (MARKETINTEL_API_KEY_PEPPER), 2 under another" in line
+    assert all(k in line for k in refused) and kept["key_id"] not in line and "401" in line
