@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from dotenv import dotenv_values
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -554,6 +555,44 @@ def get_settings() -> Settings:
     if os.environ.get("MARKETINTEL_NO_DOTENV") == "1":
         return Settings(_env_file=None)
     return Settings()
+
+
+def settings_environment() -> dict[str, str]:
+    """The MARKETINTEL_ variables that give a process started in another working directory
+    the settings this one reads (a stage notebook's kernel starts in the notebooks' folder,
+    pipeline/notebooks.py): each variable this process's environment or `.env` files set
+    (`Settings.model_config`: the project folder's, then the working directory's, which
+    wins; the environment wins over both; none under MARKETINTEL_NO_DOTENV=1, as
+    `get_settings`), with a relative folder, fee file or SQLite path made absolute against
+    this working directory, where this process reads it."""
+    found: dict[str, str] = {}
+    if os.environ.get("MARKETINTEL_NO_DOTENV") != "1":
+        for file in Settings.model_config["env_file"]:
+            if Path(file).is_file():
+                found.update({k.upper(): v for k, v in dotenv_values(file).items() if v is not None})
+    found.update({k.upper(): v for k, v in os.environ.items()})
+    prefix = Settings.model_config["env_prefix"]
+    return {key: _absolute(key.removeprefix(prefix).lower(), v) for key, v in found.items() if key.startswith(prefix)}
+
+
+def _absolute(field: str, value: str) -> str:
+    """A setting's `value` as read in this working directory: a relative path (a folder,
+    the replay, a fee file, a SQLite file) made absolute; any other value as it is."""
+    if not value.strip():
+        return value
+    annotation = Settings.model_fields[field].annotation if field in Settings.model_fields else None
+    if annotation in (Path, Path | None):
+        return str(Path(value).absolute())
+    if field == "fee_schedule" and is_fee_file(value):
+        return str(Path(value.strip()).expanduser().absolute())
+    if field in ("database_url", "migration_database_url"):
+        from sqlalchemy.engine import make_url
+
+        url = make_url(value)
+        database = url.database or ""
+        if url.get_backend_name() == "sqlite" and database not in ("", ":memory:") and not database.startswith("file:"):
+            return url.set(database=str(Path(database).absolute())).render_as_string(hide_password=False)
+    return value
 
 
 WORK_FOLDERS = ("runs", "data", "models", "secrets", "reports")  # Settings' <name>_dir a run writes into

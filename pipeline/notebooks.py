@@ -5,7 +5,10 @@ A re-run of a stage whose notebook there succeeded runs beside it
 failed re-run leaves the day's succeeded notebook, as it leaves the store.
 
 The notebook reads settings from the environment like every other process (so a database
-URL with a password never lands in an output notebook); the only parameters are the
+URL with a password never lands in an output notebook): its kernel, started in the
+notebooks' folder, gets the settings of the process that runs it in its environment (the
+`.env` that process read, a relative path made absolute: `kernel_environment`), so it
+reads the store and folders that process reads; the only parameters are the
 trading date, who triggered the run, and `write=True`: a stage notebook opened by hand
 defaults to a preview that stores nothing (`write: bool = False` in its parameters cell,
 pipeline/runner.py); a run through here (the CLI, Airflow's tasks, the demo) stores.
@@ -63,19 +66,37 @@ from traitlets import default
 
 from market.clock import default_calendar, parse_trading_date
 from market.errors import ConfigurationError, StageFailedError
-from market.settings import Settings, get_settings
+from market.settings import Settings, get_settings, settings_environment
 from pipeline.registry import day_rule, known_stage
 from pipeline.run_index import succeeded, write_index
 from pipeline.runner import refuse_to_start
 from store.engine import dispose_engines
 
 
+def kernel_environment() -> dict[str, str]:
+    """The environment a stage's kernel starts with: this process's, with the settings it
+    reads (`market.settings.settings_environment`: the `.env` it read, a relative path made
+    absolute). The kernel starts in the notebooks' folder, where it would read neither this
+    process's `.env` nor its relative paths as this process does (a run-day started beside
+    its `.env` ran its stages on the default store); starting it in this process's working
+    directory instead put that directory first on its import path, where a folder named
+    like a package of the project (the demo's models/ or reports/) shadowed the package.
+    The kernel reads no `.env` of its own (MARKETINTEL_NO_DOTENV): what it is given is
+    what this process read."""
+    return {**os.environ, **settings_environment(), "MARKETINTEL_NO_DOTENV": "1"}
+
+
 class EncryptedKernelManager(AsyncKernelManager):
-    """A kernel manager that provisions CurveZMQ keys when the kernel supports them."""
+    """A kernel manager that provisions CurveZMQ keys when the kernel supports them, and
+    starts its kernel with this process's settings (`kernel_environment`)."""
 
     @default("transport_encryption")
     def _encrypted(self) -> str:
         return "auto"
+
+    async def start_kernel(self, **kwargs: object) -> None:
+        kwargs.setdefault("env", kernel_environment())
+        await super().start_kernel(**kwargs)
 
 
 KERNEL_NAME = "python3"
@@ -137,7 +158,7 @@ class _SharedKernelManager(EncryptedKernelManager):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self.environment = dict(os.environ)
+        self.environment = kernel_environment()
         self.kept: _KeptClient | None = None
 
     @default("client_factory")
@@ -167,7 +188,7 @@ class _SharedKernel:
         here, as nbclient would launch it (same arguments, the notebooks' folder as its
         working directory), so that it boots while this process imports papermill and
         prepares the notebook (papermill finds it started and only connects)."""
-        if self.manager is not None and self.manager.environment != dict(os.environ):
+        if self.manager is not None and self.manager.environment != kernel_environment():
             self.shut_down()
         if self.manager is None:
             self.manager = _SharedKernelManager(kernel_name=KERNEL_NAME)

@@ -298,6 +298,59 @@ def test_stages_in_one_kernel_share_its_process_and_nothing_else(
             os.kill(pid, 0)  # every kernel of the block was shut down
 
 
+_SETTINGS_PROBE = (
+    "import json, os\n"
+    "from market.settings import get_settings\n"
+    "from models.monitor import worse_when\n"  # the project's package, not the caller's models/ folder
+    "s = get_settings()\n"
+    "print(json.dumps({'reports': str(s.reports_dir), 'models': str(s.models_dir), 'store': s.database_url,\n"
+    "                  'cwd': os.getcwd()}))"
+)
+
+
+def test_a_stage_kernel_reads_the_settings_of_the_directory_the_run_was_started_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operator's `marketintel run-day` (or `stage run --notebook`), started in a folder
+    whose `.env` names the store and folders (docs/configuration.md: the project folder or
+    the working directory), ran every stage in a kernel that read neither that `.env` nor a
+    relative path as the command did, and ran the day on the default store. The kernel, its
+    own or a block's shared one, is given the command's settings, relative paths made
+    absolute; it still starts in the notebooks' folder, so a `models/` folder beside the
+    `.env` does not shadow the project's package."""
+    from market.settings import get_settings
+    from pipeline.notebooks import one_kernel
+
+    ops = tmp_path / "ops"
+    (ops / "models").mkdir(parents=True)
+    (ops / ".env").write_text(
+        f"MARKETINTEL_REPORTS_DIR={tmp_path / 'ops-reports'}\nMARKETINTEL_MODELS_DIR=models\n"
+        "MARKETINTEL_DATABASE_URL=sqlite:///ops.db\n"
+    )
+    for name in ("REPORTS_DIR", "MODELS_DIR", "DATABASE_URL", "NO_DOTENV"):
+        monkeypatch.delenv(f"MARKETINTEL_{name}", raising=False)  # the suite's own rule: no .env (market/settings.py)
+    monkeypatch.setenv("MARKETINTEL_NOTEBOOKS_DIR", str(tmp_path / "notebooks"))
+    monkeypatch.setenv("MARKETINTEL_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.chdir(ops)
+    get_settings.cache_clear()
+    _probe_notebook(tmp_path / "notebooks", _SETTINGS_PROBE)
+    expected = {
+        "reports": str(tmp_path / "ops-reports"),
+        "models": str(ops / "models"),
+        "store": f"sqlite:///{ops / 'ops.db'}",
+        "cwd": str(tmp_path / "notebooks"),
+    }
+    try:
+        alone = run_stage_notebook("health", "2026-11-20")
+        with one_kernel():
+            shared = run_stage_notebook("health", "2026-11-20")
+    finally:
+        get_settings.cache_clear()
+    for output in (alone, shared):
+        notebook = nbformat.read(output, as_version=4)
+        assert json.loads(notebook.cells[-1].outputs[0]["text"]) == expected
+
+
 def test_a_failed_rerun_leaves_the_days_succeeded_notebook(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failed re-run overwrote the day's succeeded notebook, and runs/index.md said FAILED
     while the store and health said the day was done. The re-run now runs beside it, named
