@@ -165,12 +165,12 @@ def log_stage_summary(
         "duration_seconds": round(seconds, 1),
         "notebook": str(executed_notebook(stage_name, day, settings, run_id)),
     }
-    for said in ("reason", "alarm"):
+    for said in ("reason", "alarm", "note"):
         if said in outcome:
             summary[said] = outcome[said]
     written = ", ".join(f"{table} {n}" for table, n in summary["rows_written"].items() if n) or "none"
     log.info(
-        "stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s",
+        "stage summary: %s for %s %s in %.1f s; rows written: %s; notebook: %s%s%s",
         stage_name,
         day.isoformat(),
         summary["status"],
@@ -178,6 +178,7 @@ def log_stage_summary(
         written,
         summary["notebook"],
         f"; reason: {summary['reason']}" if "reason" in summary else "",
+        f"; note: {summary['note']}" if "note" in summary else "",
     )
     if "alarm" in summary:
         log.error("stage %s for %s found a problem: %s", stage_name, day.isoformat(), summary["alarm"])

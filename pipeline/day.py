@@ -55,13 +55,21 @@ class DayStage:
     output: Path | None  # the executed notebook
     reason: str | None = None  # why it was skipped or failed, as recorded
     alarm: str | None = None  # what a stage that succeeded found wrong (health's failed checks)
+    note: str | None = None  # what its rows do not show, or why it did nothing (t1_reports' files)
     error: StageFailedError | None = field(default=None, compare=False, repr=False)  # a failure, to raise
 
     def outcome(self) -> str:
         """What `marketintel stage run --notebook` says of the stage: its recorded status,
         with the reason of a skip, and where its executed notebook is."""
-        why = f" ({self.reason})" if self.reason and self.status != "SUCCEEDED" else ""
+        why = f" ({self.said()})" if self.said() else ""
         return f"{self.status}{why}; output notebook: {self.output}"
+
+    def said(self) -> str:
+        """What the runner recorded beside the status: why a stage was skipped or failed,
+        else what one that succeeded found wrong or noted (`StageOutcome.note`)."""
+        if self.status != "SUCCEEDED":
+            return self.reason or ""
+        return "; ".join(filter(None, (self.alarm, self.note)))
 
 
 def run_day(day: date, settings: Settings, trigger: str = "cli") -> Iterator[DayStage]:
@@ -162,15 +170,19 @@ def _finished(
         output,
         outcome.get("reason"),
         outcome.get("alarm"),
+        outcome.get("note"),
         error,
     )
 
 
 def stage_table(stages: list[DayStage]) -> list[str]:
-    """The stages of a day as an aligned table, with a total row."""
+    """The stages of a day as an aligned table, with a total row; after a stage's figures,
+    what the runner recorded beside its status (`DayStage.said`: why it was skipped or
+    failed, what it found wrong or noted)."""
     lines = [f"{'stage':<15} {'status':<9} {'seconds':>8} {'rows written':>13}"]
     for s in stages:
-        lines.append(f"{s.stage:<15} {s.status:<9} {s.seconds:>8.1f} {s.rows_written:>13,}")
+        said = f"  {s.said()}" if s.said() else ""
+        lines.append(f"{s.stage:<15} {s.status:<9} {s.seconds:>8.1f} {s.rows_written:>13,}{said}")
     if stages:
         lines.append(
             f"{'total':<15} {'':<9} {sum(s.seconds for s in stages):>8.1f} {sum(s.rows_written for s in stages):>13,}"

@@ -57,6 +57,7 @@ class StageResult:
     summary: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
     alarm: str | None = None  # what the stage found wrong (StageOutcome.alarm)
+    note: str | None = None  # what its rows do not show, or why it did nothing (StageOutcome.note)
 
     def frame(self, name: str):  # noqa: ANN201 - pandas is imported lazily
         """One of the stage's tables as a pandas DataFrame, to compute on (an empty table
@@ -192,9 +193,9 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         raise StageFailedError(f"stage '{stage.name}' for {day.isoformat()} failed: {reason}") from exc
     if written.get("eod_prices") or written.get("corporate_actions"):
         _refresh_read_models(ctx)
-    alarm = {"alarm": outcome.alarm} if outcome.alarm else {}
+    said = {key: value for key, value in (("alarm", outcome.alarm), ("note", outcome.note)) if value}
     _record(
-        ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items())), **alarm}
+        ctx, "SUCCEEDED", trigger, {"summary": outcome.summary, "rows_written": dict(sorted(written.items())), **said}
     )
     log.info(
         "stage %s for %s succeeded%s: %s",
@@ -204,7 +205,15 @@ def _run(stage: Stage, ctx: StageContext, trigger: str) -> StageResult:
         outcome.summary,
     )
     return StageResult(
-        stage.name, day, ctx.run_id, "SUCCEEDED", ctx.write, outcome.summary, outcome.tables, outcome.alarm
+        stage.name,
+        day,
+        ctx.run_id,
+        "SUCCEEDED",
+        ctx.write,
+        outcome.summary,
+        outcome.tables,
+        outcome.alarm,
+        outcome.note,
     )
 
 
@@ -306,8 +315,9 @@ def recorded_outcome(
     the run `run_id` alone, when given: another process running the same stage and day at
     once records its own): `status` (SUCCEEDED, SKIPPED, or FAILED, also when it died
     before recording one), `rows_written` per history table (empty unless SUCCEEDED),
-    for a failure or a skip, `reason`, and for a stage that found a problem, `alarm`. What
-    the Airflow task log and `run-day` report."""
+    for a failure or a skip, `reason`, for a stage that found a problem, `alarm`, and for
+    one that said what its rows do not show (StageOutcome.note), `note`. What the Airflow
+    task log and `run-day` report."""
     c = tables.stage_runs.c
     mine = [c.run_id == run_id] if run_id is not None else []
     with engine.connect() as conn:
@@ -327,8 +337,9 @@ def recorded_outcome(
     outcome: dict[str, Any] = {"status": row.event if row else "FAILED", "rows_written": detail.get("rows_written", {})}
     if "error" in detail or "reason" in detail:
         outcome["reason"] = detail.get("error") or detail.get("reason")
-    if detail.get("alarm"):
-        outcome["alarm"] = detail["alarm"]
+    for said in ("alarm", "note"):
+        if detail.get(said):
+            outcome[said] = detail[said]
     return outcome
 
 

@@ -52,6 +52,10 @@ class StageOutcome:
     # The stage still SUCCEEDED (it ran and recorded its findings); the alarm is recorded
     # with its summary, and the callers make it seen: the CLI exits 2, an Airflow task fails.
     alarm: str | None = None
+    # One line on what the stage did that the rows it inserted do not show (the files it
+    # wrote), or why it did nothing, or None. Recorded with its summary; the Airflow task's
+    # stage summary and run-day's table of the day show it beside the status.
+    note: str | None = None
 
 
 @dataclass(frozen=True)

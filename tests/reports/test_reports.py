@@ -182,6 +182,39 @@ def test_t1_reports_writes_no_pair_of_two_days_when_a_later_day_is_stored_betwee
     assert not (tmp_path / "reports").exists()
 
 
+@ON_SQLITE_ONLY
+def test_t1_reports_says_what_it_wrote_or_why_not_in_the_task_log_and_run_days_table(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """t1_reports stores no row: its Airflow task log and run-day's table said SUCCEEDED with
+    0 rows written whether it wrote both reports or none (the why only in its notebook and
+    `stage_runs`). Both name the files written, or say why none was, as they show another
+    stage's reason."""
+    from pipeline.airflow_tasks import log_stage_summary
+    from pipeline.day import notebook_stage, stage_table
+    from pipeline.notebooks import one_kernel
+    from pipeline.runner import run_stage
+
+    engine = service_engine(settings)
+    seed_prices(engine)
+    with engine.connect() as conn:
+        day = latest_priced_day(conn)
+    earlier = default_calendar().previous_trading_day(day)
+    with one_kernel():
+        ran = [notebook_stage("t1_reports", d, settings) for d in (day, earlier)]
+    wrote = f"wrote quant-briefing-{day}.pdf, compliance-report-{day}.pdf to {settings.reports_dir}"
+    why = f"no report written: a report of {earlier} cannot be rebuilt: the latest priced day is {day}"
+    table = stage_table(ran)
+    assert table[1].startswith("t1_reports      SUCCEEDED") and table[1].endswith(f"0  {wrote}"), table
+    assert table[2].endswith(f"0  {why}"), table
+    since = datetime.now(UTC)
+    run_stage("t1_reports", earlier, settings=settings, trigger="airflow", run_id="task")
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
+        summary = log_stage_summary("t1_reports", earlier, since, 1.0, "task")
+    assert summary["note"] == why
+    assert caplog.records[-1].getMessage().endswith(f"; note: {why}")
+
+
 def test_a_long_table_repeats_its_header_on_every_page() -> None:
     rows = [[f"2026-11-{1 + i % 28:02d}", f"SYM{i}", "BUY", i, f"{i}.00"] for i in range(150)]
     story = [text("Trail"), data_table(["Date", "Symbol", "Action", "Quantity", "Price"], rows, numeric_from=3)]
