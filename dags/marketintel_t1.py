@@ -3,9 +3,13 @@
 
 When T0's delivery asset (`marketintel_t0_delivery`) updates, for the day it delivered,
 and weekdays at 16:15 America/Jamaica; whichever comes second finds the day already done
-for that delivery and skips at `trading_day`, so a day runs once per delivery (a manual
-run with `run_date` always runs). One task per stage notebook, in this order, each a
-transaction that a re-run leaves as one run would:
+for that delivery (its last stage, `t1_reports`, succeeded since) and skips at
+`trading_day`, so a day runs once per delivery (a manual run with `run_date` always runs).
+When the first failed on the way, the second runs the stages that have not succeeded
+since the delivery and passes over the rest (a stage task that finds its stage done says
+so in its log): a failed `t1_reports` is retried at 16:15 without trading the day again.
+One task per stage notebook, in this order, each a transaction that a re-run leaves as
+one run would:
 
 1. `t1_preflight`: T0 delivered the same trading date whole, and no earlier day T0
    delivered still waits for its `t1_trade` (the AI book trades its days in order).
@@ -48,10 +52,11 @@ OUTLETS = {"t1_trade": [T1_CLOSE]}
 
 @dag(**marketintel_dag("marketintel_t1", __doc__))
 def marketintel_t1() -> None:
-    gate = trading_day_task(current=("t1_trade", "t0_scrape"))
+    gate = trading_day_task(current=(T1_STAGES[-1], "t0_scrape"))  # done: the day's last stage, since the delivery
     # T0 may be late: the pre-flight retries every 5 minutes for 30 minutes, no backoff.
     chain = gate >> stage_task(
         T1_PREFLIGHT,
+        "t0_scrape",
         retries=6,
         retry_delay=timedelta(minutes=5),
         retry_exponential_backoff=False,
@@ -59,7 +64,7 @@ def marketintel_t1() -> None:
     )
     for name in T1_STAGES[1:]:
         timeout = timedelta(minutes=T1_TIMEOUT_MINUTES[name])
-        chain = chain >> stage_task(name, execution_timeout=timeout, outlets=OUTLETS.get(name, []))
+        chain = chain >> stage_task(name, "t0_scrape", execution_timeout=timeout, outlets=OUTLETS.get(name, []))
 
 
 marketintel_t1()

@@ -19,7 +19,9 @@ form, before any run is created.
 
 `T0_DELIVERY` links T0 to T1: T0's scrape task updates it with the trading date it
 stored, and T1 runs on that update as well as on its clock, once per delivery (the
-second of the two finds the day done and skips: `pipeline.airflow_tasks.trading_day_gate`).
+second of the two finds the day done, its last stage succeeded since the delivery, and
+skips: `pipeline.airflow_tasks.trading_day_gate`; when the first failed on the way, the
+second runs only the stages not done since the delivery, so the day is never traded twice).
 `T1_CLOSE` links T1 to T2 the same way: T1's `t1_trade` (which closes the day; only
 `t1_reports` follows it) updates it with the day it closed, and T2 runs on that update
 for the next trading day's morning as well as at 07:00, once per close.
@@ -155,16 +157,18 @@ def marketintel_dag(dag_id: str, doc_md: str | None) -> dict[str, Any]:
     }
 
 
-def stage_task(stage: str, **task_args: Any) -> XComArg:
+def stage_task(stage: str, input_stage: str | None = None, **task_args: Any) -> XComArg:
     """The task `stage` in the DAG being defined: it runs the stage's notebook and returns
-    its stage summary (`pipeline.airflow_tasks.run_notebook_task`); `task_args` are the
-    task's own `@task` arguments (timeout, retries, outlets) over the DAG's defaults."""
+    its stage summary (`pipeline.airflow_tasks.run_notebook_task`; with `input_stage`, a
+    scheduled or asset-triggered run does not run it again when it already succeeded for
+    the day after that stage's latest success); `task_args` are the task's own `@task`
+    arguments (timeout, retries, outlets) over the DAG's defaults."""
 
     @task(task_id=stage, **task_args)
     def run(**context) -> object:  # noqa: ANN003 - the stage summary; a dict annotation would split its XCom
         from pipeline.airflow_tasks import run_notebook_task
 
-        return run_notebook_task(stage, context)
+        return run_notebook_task(stage, context, input_stage)
 
     return run()
 

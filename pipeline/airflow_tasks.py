@@ -16,6 +16,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -119,12 +120,19 @@ def _run_day_of(asset: Any, event: Any) -> date:
     return day
 
 
-def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, Any]:
+def run_notebook_task(stage_name: str, context: Mapping[str, Any], input_stage: str | None = None) -> dict[str, Any]:
     """Execute the stage notebook for the run's trading date; log the stage summary as the
-    last line (a failed stage's too, before the failure propagates) and return it."""
+    last line (a failed stage's too, before the failure propagates) and return it. With
+    `input_stage`, a scheduled or asset-triggered run does not run a stage again that
+    already succeeded for the day after `input_stage`'s latest success (`_done_for_input`,
+    the gate's rule): a run that retries the day's last stage (its first try failed) does
+    not trade the day again."""
     from pipeline.notebooks import run_stage_notebook
 
     day = trading_date_from_context(context)
+    done = _done_for_input(context, stage_name, day, input_stage) if input_stage else None
+    if done is not None:
+        return _not_run_again(stage_name, day, done, context)
     since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
     try:
         run_stage_notebook(stage_name, day, trigger="airflow", run_id=run_id)
@@ -135,13 +143,28 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any]) -> dict[str, 
             log.exception("no stage summary for %s on %s", stage_name, day.isoformat())
         raise
     summary = log_stage_summary(stage_name, day, since, time.monotonic() - started, run_id)
-    outlet_events = context.get("outlet_events")
-    for outlet in getattr(context.get("task"), "outlets", None) or []:  # e.g. T0's delivery asset
-        if outlet_events is not None:
-            outlet_events[outlet].extra = {"trading_date": day.isoformat(), "status": summary["status"]}
+    _name_the_day(context, day, summary["status"])
     if summary.get("alarm"):  # it ran and recorded what it found, which needs a person: the task fails
         raise StageAlarmError(f"{stage_name} for {day.isoformat()}: {summary['alarm']}")
     return summary
+
+
+def _name_the_day(context: Mapping[str, Any], day: date, status: str) -> None:
+    """The task's asset events (T0's delivery, T1's close) name the day and the stage's status."""
+    outlet_events = context.get("outlet_events")
+    for outlet in getattr(context.get("task"), "outlets", None) or []:
+        if outlet_events is not None:
+            outlet_events[outlet].extra = {"trading_date": day.isoformat(), "status": status}
+
+
+def _not_run_again(stage_name: str, day: date, done: Done, context: Mapping[str, Any]) -> dict[str, str]:
+    """The summary of a stage task that did not run its stage again (`_done_for_input`),
+    logged as a stage summary is. Its asset events still name the day, so a run they start
+    (T2 after T1's close) is for that day and finds it done too."""
+    why = done.said()
+    log.info("stage summary: %s for %s SUCCEEDED earlier, not run again: %s", stage_name, day.isoformat(), why)
+    _name_the_day(context, day, "SUCCEEDED")
+    return {"stage": stage_name, "trading_date": day.isoformat(), "status": "SUCCEEDED", "not_run_again": why}
 
 
 def log_stage_summary(
@@ -194,9 +217,12 @@ def trading_day_gate(
     `current=(last_stage, input_stage)` also skips a scheduled or asset-triggered run when
     `last_stage` already succeeded for the day after `input_stage`'s latest success: T1 runs
     when T0's delivery asset updates and again on the 16:15 clock, and whichever comes
-    second finds the day done for that delivery and skips, so the day runs once per
-    delivery. A new T0 delivery (a correction) makes the day due again; manual and
-    backfill runs always run (an operator asked for them). With `input_is_previous_day`
+    second finds the day done for that delivery (T1's last stage, `t1_reports`, succeeded)
+    and skips, so the day runs once per delivery; when the first failed on the way, the
+    second runs, and each of its stage tasks passes over a stage already done
+    (`run_notebook_task` with `input_stage`): t1_trade does not trade the day twice. A
+    new T0 delivery (a correction) makes the day due again; manual and backfill runs
+    always run (an operator asked for them). With `input_is_previous_day`
     the input is the previous trading day's: T2 for a morning runs once per T1 close of
     the day before (the asset run in the evening, then the 07:00 run skips)."""
     from market.clock import default_calendar
@@ -206,22 +232,48 @@ def trading_day_gate(
     if reason:
         log.info("no run for %s: the exchange is closed (%s)", day.isoformat(), reason)
         return False
-    run_type = str(getattr(context.get("dag_run"), "run_type", "") or "")
-    if current and run_type.split(".")[-1].lower() in ("scheduled", "asset_triggered"):
-        input_day = default_calendar().previous_trading_day(day) if input_is_previous_day else day
-        done, delivered = _last_success(current[0], day), _last_success(current[1], input_day)
-        if done is not None and (delivered is None or done > delivered):
-            log.info(
-                "no run for %s: %s already succeeded for this day at %s, after %s's latest success for %s; "
-                "trigger with run_date to run it again",
-                day.isoformat(),
-                current[0],
-                done.isoformat(),
-                current[1],
-                input_day.isoformat(),
-            )
-            return False
+    done = _done_for_input(context, current[0], day, current[1], input_is_previous_day) if current else None
+    if done is not None:
+        log.info("no run for %s: %s", day.isoformat(), done.said())
+        return False
     return True
+
+
+@dataclass(frozen=True)
+class Done:
+    """A stage that succeeded for `day` after its input stage's latest success (`at`, and
+    `delivered`, None when the input never succeeded) for `input_day`."""
+
+    stage: str
+    day: date
+    at: datetime
+    input_stage: str
+    input_day: date
+    delivered: datetime | None
+
+    def said(self) -> str:
+        return (
+            f"{self.stage} already succeeded for this day at {self.at.isoformat()}, after {self.input_stage}'s "
+            f"latest success for {self.input_day.isoformat()}; trigger with run_date to run it again"
+        )
+
+
+def _done_for_input(
+    context: Mapping[str, Any], stage: str, day: date, input_stage: str, input_is_previous_day: bool = False
+) -> Done | None:
+    """For a scheduled or asset-triggered run (manual and backfill runs always run: an
+    operator asked for them): `stage` already succeeded for `day` after `input_stage`'s
+    latest success (for the previous trading day with `input_is_previous_day`), or None."""
+    from market.clock import default_calendar
+
+    run_type = str(getattr(context.get("dag_run"), "run_type", "") or "")
+    if run_type.split(".")[-1].lower() not in ("scheduled", "asset_triggered"):
+        return None
+    input_day = default_calendar().previous_trading_day(day) if input_is_previous_day else day
+    done, delivered = _last_success(stage, day), _last_success(input_stage, input_day)
+    if done is not None and (delivered is None or done > delivered):
+        return Done(stage, day, done, input_stage, input_day, delivered)
+    return None
 
 
 def _last_success(stage: str, day: date) -> datetime | None:

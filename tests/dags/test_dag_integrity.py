@@ -195,15 +195,15 @@ def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(
     def runs(run_type: str) -> bool:
         return trading_day_gate(
             {"params": {"run_date": day.isoformat()}, "dag_run": SimpleNamespace(run_type=run_type)},
-            current=("t1_trade", "t0_scrape"),
+            current=(T1_TASKS[-1], "t0_scrape"),
         )
 
     succeeded("t0_scrape", 0)
     assert runs("asset_triggered") and runs("scheduled")  # T1 not done yet for this delivery
-    succeeded("t1_trade", 8)  # the asset-started run finished
+    succeeded("t1_reports", 8)  # the asset-started run finished
     with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
         assert not runs("scheduled")  # the 16:15 clock run skips
-    assert "t1_trade already succeeded for this day" in caplog.text
+    assert "t1_reports already succeeded for this day" in caplog.text
     assert not runs("asset_triggered") and runs("manual") and runs("backfill")
     succeeded("t0_scrape", 30)  # T0 re-delivered a corrected day
     assert runs("asset_triggered")
@@ -219,6 +219,45 @@ def test_t1_runs_once_per_t0_delivery_and_for_the_day_delivered(
     assert trading_date_from_context({"params": {}, "triggering_asset_events": {}, "dag_run": monday_run}) == date(
         2026, 11, 23
     )
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_failed_t1_reports_is_retried_by_the_clock_run_without_trading_the_day_again(
+    dag_bag,
+    settings: Settings,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The gate counted the day done once t1_trade had succeeded, so a t1_reports that failed
+    after it was never retried by the 16:15 run. The gate looks at T1's last stage; the run
+    it lets through passes over the stages already done for the delivery, t1_trade among
+    them (no second trade, no second close of the day for T2), and runs the rest."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    t1 = dag_bag.dags["marketintel_t1"]
+    day, at = date(2026, 11, 19), datetime(2026, 11, 19, 21, 5, tzinfo=UTC)
+    for stage, minutes in (("t0_scrape", 0), *((s, 1 + i) for i, s in enumerate(T1_TASKS[1:-1]))):
+        record_stage_success(settings, stage, day, at, minutes)  # the asset run got as far as t1_trade
+    context = {"params": {"run_date": day.isoformat()}, "dag_run": SimpleNamespace(run_type="scheduled")}
+
+    def t1_rows() -> int:
+        with service_engine(settings).connect() as conn:
+            return conn.execute(select(func.count()).select_from(tables.stage_runs)).scalar_one()
+
+    assert t1.get_task("trading_day").python_callable(**context) is True  # t1_reports never succeeded
+    before = t1_rows()
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
+        summary = t1.get_task("t1_trade").python_callable(**context)
+    assert summary["status"] == "SUCCEEDED" and "t1_trade already succeeded for this day" in summary["not_run_again"]
+    assert "stage summary: t1_trade for 2026-11-19 SUCCEEDED earlier, not run again" in caplog.text
+    assert t1_rows() == before and not (settings.runs_dir / day.isoformat()).exists()  # nothing ran
+    record_stage_success(settings, "t1_reports", day, at, 20)  # the clock run's t1_reports succeeded
+    assert t1.get_task("trading_day").python_callable(**context) is False
+    assert t1.get_task("trading_day").python_callable(**{**context, "dag_run": SimpleNamespace(run_type="manual")})
 
 
 def test_every_task_alerts_the_webhook_when_it_fails_its_last_retry(dag_bag) -> None:
