@@ -9,7 +9,9 @@ changed writes nothing, while a changed row count becomes a new version of that 
 day is done, even when a later re-run of it failed: every stage is one transaction, so a
 failed re-run left what the success stored (a T0 re-run refused by the exchange leaves the
 day's COMPLETE delivery, and T1 ran on it); such re-runs are listed as `failed_reruns`,
-not failures. A stage that never succeeded and last FAILED, started and never finished,
+not failures. T0 is done for a day whose latest delivery is COMPLETE, whoever delivered it
+(`t0_scrape`, or `marketintel backfill` filling a day T0 missed), as the pre-flight counts
+it (`pipeline.preflight.complete_deliveries`). A stage that never succeeded and last FAILED, started and never finished,
 or never ran is not done, and the check names each. A
 day nobody ran was otherwise seen only in Airflow's failure alerts, and not at all when a
 DAG run never started. A store where no T0 or T1 stage has run before the date (a new
@@ -23,6 +25,7 @@ from datetime import date
 from sqlalchemy import Connection, select, text
 
 from market.clock import TradingCalendar
+from pipeline.preflight import complete_deliveries
 from pipeline.stage import Stage, StageContext, StageOutcome
 from pipeline.stage_lists import T0_STAGES, T1_STAGES
 from store import tables
@@ -138,9 +141,11 @@ def _previous_day(conn: Connection, calendar: TradingCalendar, day: date) -> dic
     latest = {stage: event for stage, event in rows if event in _OUTCOMES}
     done = {stage for stage, event in rows if event in ("SUCCEEDED", "SKIPPED")}
     started = {stage for stage, _ in rows}
+    if complete_deliveries(conn, [tables.deliveries.c.trading_date == previous]):
+        done |= {"t0_scrape"}  # delivered whole, by T0's scrape or by `marketintel backfill`
     detail["failed"] = [s for s in PIPELINE_STAGES if latest.get(s) == "FAILED" and s not in done]
-    detail["unfinished"] = [s for s in PIPELINE_STAGES if s in started and s not in latest]
-    detail["not_run"] = [s for s in PIPELINE_STAGES if s not in started]
+    detail["unfinished"] = [s for s in PIPELINE_STAGES if s in started and s not in latest and s not in done]
+    detail["not_run"] = [s for s in PIPELINE_STAGES if s not in started and s not in done]
     # a re-run that failed after the stage had succeeded for the day: shown, not a failure
     detail["failed_reruns"] = [s for s in PIPELINE_STAGES if latest.get(s) == "FAILED" and s in done]
     ok = not (detail["failed"] or detail["unfinished"] or detail["not_run"])

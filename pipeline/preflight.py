@@ -40,12 +40,17 @@ def untraded_days(conn: Connection, through: date) -> list[date]:
         if first is None:
             return []
         floor = first - timedelta(days=1)
-    where = [d.trading_date <= through, d.trading_date > floor]
-    delivered = {
-        r["trading_date"] for r in current_rows(conn, tables.deliveries, where=where) if r["status"] == "COMPLETE"
-    }
+    delivered = complete_deliveries(conn, [d.trading_date <= through, d.trading_date > floor])
     traded = select(c.trading_date).where(c.stage == "t1_trade", c.event == "SUCCEEDED", c.trading_date <= through)
     return sorted(delivered - set(conn.execute(traded.distinct()).scalars()))
+
+
+def complete_deliveries(conn: Connection, where: list) -> set[date]:
+    """The days (of those `where` selects in `deliveries`) whose latest T0 delivery is
+    COMPLETE, whoever delivered it (`t0_scrape`, `marketintel backfill`): what T1 owes and
+    the health check's `previous_day` count as delivered."""
+    rows = current_rows(conn, tables.deliveries, where=where)
+    return {r["trading_date"] for r in rows if r["status"] == "COMPLETE"}
 
 
 def refuse_untradable(conn: Connection, day: date) -> None:

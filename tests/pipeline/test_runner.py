@@ -81,6 +81,26 @@ def test_health_says_when_the_previous_trading_days_pipeline_did_not_finish(sett
     assert run_stage("health", friday, settings=settings).summary["healthy"] is True
 
 
+def test_health_counts_a_day_marketintel_backfill_delivered_as_delivered(settings: Settings) -> None:
+    """T0 missed Thursday; the operator delivered it with `marketintel backfill` (as
+    docs/airflow.md says the pre-flight accepts) and ran T1 on it. Friday's health said
+    "not run t0_scrape" and failed the health task: a day delivered COMPLETE, by whoever,
+    is T0 done, as the pre-flight counts it."""
+    from pipeline.backfill import backfill
+    from pipeline.health import PIPELINE_STAGES
+    from pipeline.stage_lists import T1_STAGES
+
+    thursday, friday = date(2026, 11, 19), date(2026, 11, 20)
+    backfill(service_engine(settings), settings, 2, thursday, with_text=False)
+    _ran(settings, date(2026, 11, 18), dict.fromkeys(PIPELINE_STAGES, "SUCCEEDED"))
+    _ran(settings, thursday, dict.fromkeys(T1_STAGES, "SUCCEEDED"))
+    result = run_stage("health", friday, settings=settings)
+    assert result.summary["healthy"] is True and result.alarm is None, result.alarm
+    with service_engine(settings).connect() as conn:
+        check = {r["check_name"]: r for r in current_rows(conn, tables.health_checks)}["previous_day"]
+    assert check["ok"] and check["detail"]["not_run"] == []
+
+
 def test_rerunning_a_date_writes_no_duplicate_rows(settings: Settings) -> None:
     run_stage("health", DAY, settings=settings)
     after_first = _count(settings, tables.health_checks)
