@@ -136,9 +136,9 @@ def run_notebook_task(stage_name: str, context: Mapping[str, Any], input_stage: 
     since, started, run_id = utc_now(), time.monotonic(), uuid.uuid4().hex
     try:
         run_stage_notebook(stage_name, day, trigger="airflow", run_id=run_id)
-    except Exception:
+    except Exception as exc:
         try:
-            log_stage_summary(stage_name, day, since, time.monotonic() - started, run_id)
+            log_stage_summary(stage_name, day, since, time.monotonic() - started, run_id, exc)
         except Exception:
             log.exception("no stage summary for %s on %s", stage_name, day.isoformat())
         raise
@@ -168,11 +168,19 @@ def _not_run_again(stage_name: str, day: date, done: Done, context: Mapping[str,
 
 
 def log_stage_summary(
-    stage_name: str, day: date, since: datetime, seconds: float, run_id: str | None = None
+    stage_name: str,
+    day: date,
+    since: datetime,
+    seconds: float,
+    run_id: str | None = None,
+    failure: Exception | None = None,
 ) -> dict[str, Any]:
     """The stage's summary for a task log: its latest outcome in `stage_runs` recorded since
     `since` (FAILED when the notebook died before recording one), the rows it inserted per
-    table, how long the task's notebook ran and where the executed notebook is."""
+    table, how long the task's notebook ran and where the executed notebook is. A task that
+    failed (`failure`) with nothing recorded and no notebook written (refused before it
+    started: a day not closed, a webhook set up wrong) says so, with the refusal as its
+    reason, rather than name a notebook that does not exist."""
     from market.settings import get_settings
     from pipeline.notebooks import executed_notebook
     from pipeline.runner import recorded_outcome
@@ -186,8 +194,14 @@ def log_stage_summary(
         "status": outcome["status"],
         "rows_written": outcome["rows_written"],
         "duration_seconds": round(seconds, 1),
-        "notebook": str(executed_notebook(stage_name, day, settings, run_id)),
+        "notebook": str(notebook)
+        if (notebook := executed_notebook(stage_name, day, settings, run_id)).is_file()
+        else "none (not started)",
     }
+    if failure is not None and "reason" not in outcome:
+        outcome["reason"] = (
+            failure.detail if isinstance(failure, MarketIntelError) else f"{type(failure).__name__}: {failure}"
+        )
     for said in ("reason", "alarm", "note"):
         if said in outcome:
             summary[said] = outcome[said]

@@ -335,7 +335,7 @@ def test_a_stage_tasks_log_ends_with_its_stage_summary(settings: Settings, caplo
     """What the task logs last and returns (Airflow's "Returned value was: ..." and the
     XCom): status, rows written per table, duration and the executed notebook; a failed
     stage's summary too, with the reason, before the failure propagates."""
-    from market.errors import StageFailedError
+    from market.errors import InvalidInputError, StageFailedError
     from pipeline.airflow_tasks import run_notebook_task
 
     with caplog.at_level("INFO", logger="pipeline.airflow_tasks"):
@@ -355,6 +355,15 @@ def test_a_stage_tasks_log_ends_with_its_stage_summary(settings: Settings, caplo
     assert last.startswith("stage summary: t1_preflight for 2026-11-20 FAILED in ")
     assert "rows written: none" in last and "reason: " in last and "no T0 delivery for 2026-11-20" in last
     assert f"notebook: {settings.runs_dir / '2026-11-20' / 't1_preflight.ipynb'}" in last
+
+    # refused before its notebook (a day not closed): the summary named a notebook that does
+    # not exist and gave no reason
+    caplog.clear()
+    with caplog.at_level("INFO", logger="pipeline.airflow_tasks"), pytest.raises(InvalidInputError):
+        run_notebook_task("t1_preflight", {"params": {"run_date": "2099-01-05"}})
+    last = [r for r in caplog.records if r.name == "pipeline.airflow_tasks"][-1].getMessage()
+    assert "FAILED" in last and "notebook: none (not started); reason: 2099-01-05 has not closed yet" in last
+    assert not (settings.runs_dir / "2099-01-05").exists()
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
