@@ -350,34 +350,35 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
     """An NSE per-company file's rows. Its rows are read by position, so its header must
     name the NSE's columns in the NSE's order (`NSE_COMPANY_WORDS`): any `Date;` header was
     taken, and a per-company file headed `Date;Open;High;Low;Close;Volume` stored its open
-    as the low, its low as the close and its close as the previous close."""
+    as the low, its low as the close and its close as the previous close. Its rows are CSV
+    records (`csv_rows`): a spreadsheet that saves a count with thousands separators quotes
+    it (`"125,400"`), which was split at its commas, so every such row was a bad row of
+    7 fields and the name's traded days were lost."""
     symbol = path.stem.upper()
-    with csv_text(path) as handle:
-        for line, raw in enumerate(handle, start=1):
-            raw = raw.strip()
-            if line == 1:
-                names = [name.strip().lower() for name in raw.rstrip(";").split(";")]  # a trailing ; names nothing
-                if len(names) != 6 or not all(word in name for word, name in zip(NSE_COMPANY_WORDS, names)):
-                    yield Bad(
-                        f"{path}:1",
-                        f"header '{raw[:120]}' is not the NSE per-company header (Date;Lowest ...;Highest ...;"
-                        "Closing ...;Previous ...;Volume ...)",
-                    )
-                    return
-                continue
-            if not raw:
-                continue
-            fields = raw.split(",")
-            try:
-                if len(fields) != 6:
-                    raise ValueError(f"{len(fields)} fields, expected 6")
-                stamp, low, high, close, prev, volume = fields
-                if not re.fullmatch(r"\d{8}", stamp):
-                    raise ValueError(f"date '{stamp}' is not YYYYMMDD")
-                day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
-                yield {**_bar(ticker(symbol), day, low, high, close, prev, volume), "_line": f"{path}:{line}"}
-            except ValueError as exc:
-                yield Bad(f"{path}:{line}", str(exc))
+    for line, fields in csv_rows(path, ","):
+        if line == 1:
+            raw = ",".join(fields).strip()  # the `;` header is one record of one cell
+            names = [name.strip().lower() for name in raw.rstrip(";").split(";")]  # a trailing ; names nothing
+            if len(names) != 6 or not all(word in name for word, name in zip(NSE_COMPANY_WORDS, names)):
+                yield Bad(
+                    f"{path}:1",
+                    f"header '{raw[:120]}' is not the NSE per-company header (Date;Lowest ...;Highest ...;"
+                    "Closing ...;Previous ...;Volume ...)",
+                )
+                return
+            continue
+        if not fields or not "".join(fields).strip():
+            continue
+        try:
+            if len(fields) != 6:
+                raise ValueError(f"{len(fields)} fields, expected 6")
+            stamp, low, high, close, prev, volume = (field.strip() for field in fields)
+            if not re.fullmatch(r"\d{8}", stamp):
+                raise ValueError(f"date '{stamp}' is not YYYYMMDD")
+            day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
+            yield {**_bar(ticker(symbol), day, low, high, close, prev, volume), "_line": f"{path}:{line}"}
+        except ValueError as exc:
+            yield Bad(f"{path}:{line}", str(exc))
 
 
 def ohlcv_lacks(path: Path) -> list[str]:

@@ -469,3 +469,23 @@ def test_a_column_blank_on_every_row_is_named(settings: Settings, tmp_path: Path
     ) in result.stdout.splitlines(), result.stdout
     assert "the source lacks: open, high, low, prev_close, bid, ask, trades, value_traded (" in result.stdout
     assert {r["symbol"] for r in _stored(settings)} == {"BBB"}
+
+
+@ON_SQLITE_ONLY
+def test_a_per_company_count_saved_with_thousands_separators_is_read(settings: Settings, tmp_path: Path) -> None:
+    """A per-company file saved from a spreadsheet quotes a count written with thousands
+    separators (`"125,400"`). Its rows were split at every comma: each traded row was a bad
+    row of "7 fields, expected 6", and only the untraded ones were stored, a liquid name read
+    as one that never trades. The records are read as CSV: the quoted count is 125,400."""
+    company = tmp_path / "company"
+    company.mkdir()
+    (company / "KCB.csv").write_text(
+        f'{COMPANY_HEADER}\n20061101,200.0,225.0,214.0,204.0,"125,400"\n20061102,210.0,238.0,225.0,214.0,-\n'
+    )
+    result = cli("import", str(company))
+    assert result.returncode == 0, result.stderr
+    assert _bad_rows(result.stdout) == []
+    assert [(str(p["trading_date"]), p["close"], p["volume"]) for p in _stored(settings)] == [
+        ("2006-11-01", 214.0, 125_400),
+        ("2006-11-02", 225.0, 0),
+    ]
