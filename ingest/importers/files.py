@@ -97,6 +97,7 @@ from ingest.importers.formats import (
     describe_repeated,
     first_difference,
     is_index_row,
+    nse_daily_columns,
     ohlcv_lacks,
     ohlcv_states_types,
     read_nse_company,
@@ -175,12 +176,13 @@ def source_files(path: Path) -> list[Path]:
 
 
 def detect_format(path: Path) -> str:
-    """The format of a file or a folder's first .csv file, by its header. A path that does
-    not exist says so (`source_files`; `marketintel import` detects before it reads: a
-    mistyped path was "holds no .csv files")."""
+    """The format of a file or a folder's first .csv file, by its header (the NSE daily
+    summary's columns in any order, `nse_daily_columns`). A path that does not exist says
+    so (`source_files`; `marketintel import` detects before it reads: a mistyped path was
+    "holds no .csv files")."""
     sample = source_files(path)[0]
     first = csv_text(sample).readline()
-    if first.startswith("Code;Name;"):
+    if first.startswith("Code;Name;") or isinstance(nse_daily_columns(first.strip().split(";")), list):
         return "nse-daily"
     if first.startswith("Date;"):
         return "nse-company"

@@ -306,11 +306,35 @@ def says_when_empty(reader: Callable[[Path], Iterator[dict | Bad]]) -> Callable[
     return read
 
 
+def nse_daily_columns(fields: list[str]) -> list[str] | str:
+    """An NSE daily-summary header's columns, each as NSE_DAILY_HEADER names it, in the
+    file's order: the NSE's seven columns in any order and any case (an export that moves a
+    column keeps its rows readable by name), else why the header is refused, naming the
+    columns it lacks and those it has besides. Read by position, a file whose columns moved
+    was refused whole with a line that named neither, and its session was missing."""
+    known = {column.lower(): column for column in NSE_DAILY_HEADER}
+    columns = [known.get(field.strip().lower(), field.strip()) for field in fields]
+    if sorted(columns) == sorted(NSE_DAILY_HEADER):
+        return columns
+    parts = (
+        _listed("it lacks", [column for column in NSE_DAILY_HEADER if column not in columns]),
+        _listed("it has", [column for column in columns if column not in NSE_DAILY_HEADER]),
+        _listed("it names twice", repeated_columns(columns)),
+    )
+    expected = ";".join(NSE_DAILY_HEADER)
+    return f"header is not the NSE daily-summary header ({expected}, in any order): " + "; ".join(p for p in parts if p)
+
+
+def _listed(what: str, columns: list[str]) -> str:
+    return f"{what} {', '.join(repr(column[:40]) for column in dict.fromkeys(columns))}" if columns else ""
+
+
 @says_when_empty
 def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
     """An NSE daily-summary file's rows, dated by its name (YYYYMMDD.csv): a name that is
     not a day (`20240230.csv`) is the file's bad row, as a cell that is not one is a row's
-    (`calendar_day`), not a traceback that stopped the import."""
+    (`calendar_day`), not a traceback that stopped the import. Its rows are read by the
+    header's column names (`nse_daily_columns`)."""
     if not re.fullmatch(r"\d{8}\.csv", path.name, re.IGNORECASE):
         yield Bad(f"{path}:0", "file name is not YYYYMMDD.csv")
         return
@@ -319,23 +343,19 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
     except ValueError as exc:
         yield Bad(f"{path}:0", str(exc))
         return
-    for line, fields in csv_rows(path, ";"):
-        if line == 1:
-            if [f.strip() for f in fields] != NSE_DAILY_HEADER:
-                yield Bad(f"{path}:1", "header is not the NSE daily-summary header")
-                return
-            continue
-        if not fields or not "".join(fields).strip():
-            continue
+    rows = csv_rows(path, ";")
+    if (first := next(rows, None)) is None:
+        return  # no text at all: `says_when_empty`'s empty file
+    header = nse_daily_columns(first[1])
+    if isinstance(header, str):
+        yield Bad(f"{path}:1", header)
+        return
+    for line, row in named_rows(rows, header):
         try:
-            if len(fields) != 7:
-                raise ValueError(f"{len(fields)} fields, expected 7")
-            code, name, low, high, close, prev, volume = fields
-            yield {
-                **_bar(ticker(code), day, low, high, close, prev, volume),
-                "name": name.strip(),
-                "_line": f"{path}:{line}",
-            }
+            if isinstance(row, str):
+                raise ValueError(row)
+            code, name, low, high, close, prev, volume = (row[column] for column in NSE_DAILY_HEADER)
+            yield {**_bar(ticker(code), day, low, high, close, prev, volume), "name": name, "_line": f"{path}:{line}"}
         except ValueError as exc:
             yield Bad(f"{path}:{line}", str(exc))
 

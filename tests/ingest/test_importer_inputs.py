@@ -489,3 +489,28 @@ def test_a_per_company_count_saved_with_thousands_separators_is_read(settings: S
         ("2006-11-01", 214.0, 125_400),
         ("2006-11-02", 225.0, 0),
     ]
+
+
+@ON_SQLITE_ONLY
+def test_a_daily_file_whose_columns_moved_is_read_by_their_names(settings: Settings, tmp_path: Path) -> None:
+    """An exchange's daily file whose export put the previous close before the close (and
+    the volume first) was refused whole, `header is not the NSE daily-summary header`, exit
+    0 with the session missing for every name. The NSE's seven columns are read by name in
+    any order; a header without one of them names what it lacks and what it has instead."""
+    names = ["Lowest Price of the Day", "Highest Price of the Day", "Closing Price", "Previous Day Closing Price"]
+    daily = tmp_path / "daily"
+    daily.mkdir()
+    moved = ["Volume Traded", "Code", "Name", names[0], names[1], names[3], names[2]]
+    (daily / "20240229.csv").write_text(f"{';'.join(moved)}\r\n1,200;AAA;AAA Ltd;11;12;11;12\r\n")
+    (daily / "20240301.csv").write_text(f"Code;Name;{';'.join(names)};Volume Traded\nAAA;AAA Ltd;12;13;12.5;12;300\n")
+    lacking = f"Code;Name;Low;{';'.join(names[1:])};Volume Traded"
+    (daily / "20240304.csv").write_text(f"{lacking}\nAAA;AAA Ltd;12;13;13;12;3\n")
+    result = cli("import", str(daily))
+    assert result.returncode == 0, result.stderr
+    assert _bad_rows(result.stdout) == [
+        f"bad row: {daily}/20240304.csv:1: header is not the NSE daily-summary header (Code;Name;Lowest Price of "
+        "the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded, in any order): "
+        "it lacks 'Lowest Price of the Day'; it has 'Low'"
+    ]
+    stored = [(str(p["trading_date"]), p["low"], p["close"], p["prev_close"], p["volume"]) for p in _stored(settings)]
+    assert stored == [("2024-02-29", 11, 12, 11, 1200), ("2024-03-01", 12, 12.5, 12, 300)]
