@@ -60,8 +60,7 @@ def run_demo(settings: Settings, history_days: int | None = None, market_path: s
     reports = backfill(service_engine(settings), settings, days, previous, market)
     source = f"real trading days from {settings.replay_path}" if replay else "simulated trading days"
     yield f"backfilled {len(reports)} {source} up to {previous}"
-    for line in market.source.capital_changes if replay else []:
-        yield f"corporate actions: {line}"
+    yield from market.source.lines() if replay else []
     yield _demo_client(settings)
     built = bootstrap(service_engine(settings), settings, market.calendar, BootstrapTerms(end=previous))
     yield from bootstrap_lines(settings, built)

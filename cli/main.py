@@ -241,6 +241,8 @@ def backfill(
         f"delivered {len(reports)} {kind} days ({reports[0].trading_date} to {reports[-1].trading_date}); "
         f"{inserted} price rows inserted"
     )
+    for line in market.source.lines() if market is not None else []:
+        typer.echo(line)
 
 
 @app.command("import")
@@ -434,10 +436,8 @@ def _replayed_site(settings: Settings, replay: str | None, through: str | None, 
         + (f"; {len(source.bad_rows)} unreadable rows skipped" if source.bad_rows else "")
         + (f"; {len(source.repeated_days)} days left out as copies of the day before" if source.repeated_days else "")
     )
-    for line in source.second_rows:
+    for line in source.lines():
         typer.echo(line)
-    for line in source.capital_changes:
-        typer.echo(f"corporate actions ({source.actions_file}): {line}")
     return SimulatorSite(market, base_url=base_url, published_through=day)
 
 

@@ -50,6 +50,8 @@ What the replay serves, and the rules it follows:
   unchanged. The move is measured against the previous served close (the store's
   latest close when days are delivered in order, as backfill and T0 deliver them) and
   against the row's own previous close (what T0 uses on the first day it delivers).
+  Those no SPLIT notice explains are listed in `source.confirmed_moves`, which
+  `ReplaySource.lines` prints as the importer reports them.
 - Capital changes: a corporate-actions file beside the prices (`ingest.importers.actions`,
   the importer's own: `corporate_actions.csv`, or `actions=`) is served as the exchange
   serves them. A split, bonus issue, consolidation or rights issue is a SPLIT notice on
@@ -101,13 +103,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ingest.exchange.band import beyond_band
+from ingest.exchange.band import band_text, beyond_band
 from ingest.exchange.validation import CONFIRMED_MOVE
 from ingest.importers.actions import (
     CorporateAction,
+    LimitMove,
     actions_beside,
+    band_moves,
     explains,
     file_splits,
+    largest_moves,
     on_joined_series,
     on_new_count,
     read_actions,
@@ -137,6 +142,7 @@ log = logging.getLogger(__name__)
 BOARD = "MAIN"  # the files do not say; the page has a MAIN and a JUNIOR board
 ABSENT_STATUS = NOT_IN_FILE
 RECENT_DAYS = 16
+SHOWN_BAD_ROWS = 5  # a replay's unreadable rows listed one a line by `ReplaySource.lines`; the rest counted
 _FIELDS = ("close", "low", "high", "prev_close", "volume", "open", "bid", "ask", "trades", "value_traded")
 _CLOSES = ["symbol", "date", "close"]  # the frame the renames module reads handovers from
 _NAMED = [*_CLOSES, "name"]  # the frame it reads renames and reused tickers from
@@ -156,6 +162,31 @@ class ReplaySource:
     types: str = ""  # where the instrument types came from: a type column, or the market's inference
     actions_file: str | None = None  # the corporate-actions file served beside the prices
     capital_changes: list[str] = field(default_factory=list)  # what of it was served, and what not and why
+    band: float = 0.5  # the move band its CONFIRMED MOVEs are beyond (`ReplayMarket(move_band=)`)
+    confirmed_moves: list[LimitMove] = field(default_factory=list)  # served as CONFIRMED MOVE, no notice explaining
+
+    def lines(self) -> list[str]:
+        """What of the files a person should check, one line each, as `exchange serve
+        --replay`, `backfill` and `demo --market` print it: the unreadable rows (the first
+        SHOWN_BAD_ROWS, then how many more), a name's second rows for a day, the corporate
+        actions and, as the importer reports them (`largest_moves`), the closes beyond the
+        band that no notice explains, served as CONFIRMED MOVEs and so stored and booked as
+        they are (an unadjusted split is a loss for a holder). The demo and backfill said
+        nothing of them, nor of the rows they could not read."""
+        out = [f"bad row (not served): {bad}" for bad in self.bad_rows[:SHOWN_BAD_ROWS]]
+        if len(self.bad_rows) > SHOWN_BAD_ROWS:
+            out.append(f"... and {len(self.bad_rows) - SHOWN_BAD_ROWS} more bad rows")
+        out += self.second_rows
+        named = f" ({self.actions_file})" if self.actions_file else ""
+        out += [f"corporate actions{named}: {line}" for line in self.capital_changes]
+        if not self.confirmed_moves:
+            return out
+        out.append(
+            f"moves beyond T0's band ({band_text(self.band)}) that no corporate action explains: "
+            f"{len(self.confirmed_moves)}, served as CONFIRMED MOVE as the files have them (not adjusted: "
+            "misprints or capital changes to check; a corporate_actions.csv beside the files adjusts them)"
+        )
+        return out + largest_moves(self.confirmed_moves)
 
 
 @dataclass(frozen=True)
@@ -213,6 +244,7 @@ class ReplayMarket:
         self.calendar = DatedCalendar(self.days)
         self._index = {d: i for i, d in enumerate(self.days)}
         self._capital = self._capital_notices(actions_path, on_series)
+        self.source.band, self.source.confirmed_moves = move_band, self._confirmed_moves()
         self._recent: OrderedDict[date, SimulatedDay] = OrderedDict()
 
     # ---- what the site and backfill ask of a market ---------------------------------
@@ -322,13 +354,7 @@ class ReplayMarket:
         if path is None:
             return {}
         self._delisting_value = {a.symbol: a.price for a in actions if a.kind == "DELISTING" and a.price}
-        closes = [
-            (symbol, day, float(self._served_close[i, k]))
-            for symbol, k in self._column.items()
-            for i, day in enumerate(self.days)
-            if self._present[i, k]
-        ]
-        splits, warnings = file_splits(pd.DataFrame(closes, columns=["symbol", "date", "close"]), actions)
+        splits, warnings = file_splits(self._file_closes(), actions)
         self.source.capital_changes.extend(w for w in warnings if "does not explain" not in w)
         served: dict[int, list[dict]] = {}
         for split in splits:
@@ -345,6 +371,18 @@ class ReplayMarket:
             )
             self.source.capital_changes.append(f"{what}: served as a SPLIT notice on {self.days[i].isoformat()}")
         return served
+
+    def _file_closes(self) -> pd.DataFrame:
+        """The files' closes served (symbol, date, close), a no-trade row's carried close left out."""
+        k, i = np.nonzero(self._present.T)  # by symbol, then day
+        days, symbols = np.array(self.days, dtype=object), np.array(self._symbols, dtype=object)
+        return pd.DataFrame({"symbol": symbols[k], "date": days[i], "close": self._served_close[i, k].astype(float)})
+
+    def _confirmed_moves(self) -> list[LimitMove]:
+        """The closes beyond the move band from the name's previous close (`band_moves`, the
+        importer's report of them) but those a SPLIT notice served on that day explains."""
+        noticed = {(n["symbol"], self.days[i]) for i, notices in self._capital.items() for n in notices}
+        return [m for m in band_moves(self._file_closes(), self.move_band) if (m.symbol, m.day) not in noticed]
 
     def _first_print(self, split: Split, k: int) -> int | None:
         """The first replayed session on or after the split's ex-date with a row of symbol

@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -509,18 +509,19 @@ class CapitalChanges:
                 f"{len(self.unexplained)} "
                 "(not adjusted: misprints or capital changes to check)"
             )
-            return out + _largest(self.unexplained)
+            return out + largest_moves(self.unexplained)
         out.append(
             f"moves beyond the daily price limit of {self.limit:.1%} (and a tick): "
             f"{self.explained + len(self.beyond)}; "
             f"explained by the corporate actions {self.explained}; probable capital changes {len(self.beyond)} "
             + ("(each adjusted as a split with its implied ratio)" if self.implied else "(not adjusted)")
         )
-        return out + _largest(self.beyond)
+        return out + largest_moves(self.beyond)
 
 
-def _largest(moves: tuple[LimitMove, ...]) -> list[str]:
-    """The SHOWN largest moves, one line each, and how many more there are."""
+def largest_moves(moves: Sequence[LimitMove]) -> list[str]:
+    """The SHOWN largest moves, one line each, and how many more there are (the importer's
+    report and the replay's, `ReplaySource.lines`)."""
     largest = sorted(moves, key=lambda m: -abs(math.log(m.close / m.previous_close)))
     out = [f"  {m.line()}" for m in largest[:SHOWN]]
     if len(moves) > SHOWN:

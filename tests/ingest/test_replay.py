@@ -493,3 +493,30 @@ def test_a_real_unreadable_row_is_a_no_trade_row(settings: Settings, nse_data: P
     (absent,) = [b for b in nse_replay.day(day).bars if b["status"] == ABSENT_STATUS]
     gap = stored[(absent["symbol"], day.isoformat())]
     assert (gap["close"], gap["volume"], gap["high"]) == (stored[(absent["symbol"], "2019-10-15")]["close"], 0, None)
+
+
+@ON_SQLITE_ONLY
+def test_backfill_names_what_of_the_replayed_files_to_check(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`backfill` over a replay (and `demo --market`, which printed the corporate actions
+    alone) said nothing of the files' unreadable rows, nor of a close that halved with no
+    corporate action: an unadjusted 2-for-1 split, served as a CONFIRMED MOVE and stored by
+    T0 as it is, a holder's loss of half. Both print `ReplaySource.lines`, as `exchange
+    serve --replay` does, the move worded as the importer reports it."""
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "symbol,date,close,volume\nAAA,2021-03-01,10.0,100\nAAA,2021-03-02,10.2,100\n"
+        "AAA,2021-03-03,5.1,200\nAAA,2021-03-04,x,100\n"
+    )
+    monkeypatch.setenv("MARKETINTEL_REPLAY_PATH", str(path))
+    result = cli("backfill", "--days", "3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "delivered 3 replayed days (2021-03-01 to 2021-03-03); 3 price rows inserted",
+        f"bad row (not served): {path}:5: close 'x' is not a number like 1,234.50",
+        "moves beyond T0's band (50% up or 33% down) that no corporate action explains: 1, served as CONFIRMED "
+        "MOVE as the files have them (not adjusted: misprints or capital changes to check; a corporate_actions.csv "
+        "beside the files adjusts them)",
+        "  AAA 2021-03-03: 10.2 -> 5.1 (-50.0%); implied ratio 2 shares per share",
+    ]
