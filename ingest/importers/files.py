@@ -176,12 +176,14 @@ def source_files(path: Path) -> list[Path]:
 
 
 def detect_format(path: Path) -> str:
-    """The format of a file or a folder's first .csv file, by its header (the NSE daily
-    summary's columns in any order, `nse_daily_columns`). A path that does not exist says
-    so (`source_files`; `marketintel import` detects before it reads: a mistyped path was
-    "holds no .csv files")."""
-    sample = source_files(path)[0]
-    first = csv_text(sample).readline()
+    """The format of a file or a folder's first .csv file with a header, by that header (the
+    NSE daily summary's columns in any order, `nse_daily_columns`). A path that does not
+    exist says so (`source_files`; `marketintel import` detects before it reads: a mistyped
+    path was "holds no .csv files"). An empty file is passed over, as the readers make it a
+    bad row of its own (`formats.says_when_empty`): first in a folder, it refused the whole
+    import as "unrecognised header ''", and the replay with it."""
+    files = source_files(path)
+    sample, first = next(((f, line) for f in files if (line := csv_text(f).readline()).strip()), (files[0], ""))
     if first.startswith("Code;Name;") or isinstance(nse_daily_columns(first.strip().split(";")), list):
         return "nse-daily"
     if first.startswith("Date;"):

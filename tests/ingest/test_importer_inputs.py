@@ -1,6 +1,7 @@
 """The importer on files a smaller exchange or a careless operator produces: what is
 refused (one `error:` line, exit 1, nothing stored), what is a bad row, and what is stored."""
 
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy import Table
@@ -514,3 +515,22 @@ def test_a_daily_file_whose_columns_moved_is_read_by_their_names(settings: Setti
     ]
     stored = [(str(p["trading_date"]), p["low"], p["close"], p["prev_close"], p["volume"]) for p in _stored(settings)]
     assert stored == [("2024-02-29", 11, 12, 11, 1200), ("2024-03-01", 12, 12.5, 12, 300)]
+
+
+@ON_SQLITE_ONLY
+def test_an_empty_first_file_is_its_bad_row_not_the_folders_format(settings: Settings, tmp_path: Path) -> None:
+    """The format is read off a folder's first file: an empty one first by name (a day the
+    exchange sent a 0-byte file) refused the whole import and the replay, `unrecognised
+    header ''`, where an empty file anywhere else is a bad row and the rest loads."""
+    from ingest.replay import ReplayMarket
+
+    header = "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price"
+    daily = tmp_path / "daily"
+    daily.mkdir()
+    (daily / "20240228.csv").write_bytes(b"")
+    (daily / "20240229.csv").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;11;12;12;11;300\n")
+    result = cli("import", str(daily))
+    assert result.returncode == 0, result.stderr
+    assert _bad_rows(result.stdout) == [f"bad row: {daily}/20240228.csv:0: empty file"]
+    assert [(str(p["trading_date"]), p["close"]) for p in _stored(settings)] == [("2024-02-29", 12)]
+    assert ReplayMarket(daily).days == [date(2024, 2, 29)]
