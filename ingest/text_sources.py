@@ -1,8 +1,8 @@
 """T1 step 2: news feeds and disclosure PDFs for a trading day.
 
-Feed items without a PDF become `news_items` (de-duplicated: an item whose link or whose
-content hash is already stored is skipped); items that carry a PDF enclosure are
-disclosures: the PDF is downloaded (size-capped), kept under
+Feed items without a PDF become `news_items` (de-duplicated: an item whose identity, the
+feed's guid of it or else its link, or whose content hash is already stored is skipped);
+items that carry a PDF enclosure are disclosures: the PDF is downloaded (size-capped), kept under
 `<data_dir>/disclosures/<sha256>.pdf`, read by the sandboxed extractor, classified and
 stored. Every text is tagged with the instruments it names (`document_mentions`).
 
@@ -26,7 +26,7 @@ from urllib.parse import urljoin
 import feedparser
 import httpx
 from feedparser.datetimes import rfc822
-from sqlalchemy import Column, Connection, Engine, select
+from sqlalchemy import Column, ColumnElement, Connection, Engine, select
 
 from ingest.addresses import check_fetchable, origin
 from ingest.exchange.client import ExchangeClient, bounded_body
@@ -146,7 +146,7 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
                 "summary": plain_text(item.get("summary") or ""),
                 "legacy_hash": _legacy_hash(item),
                 "link": web_link(item.get("link")),
-                "guid": item.get("id"),  # the feed's id of the item (RSS guid, Atom id), if it gives one
+                "guid": _guid(item),
                 "feed_url": url,
                 "pdf": pdf,
                 "published_at": published_at(item),
@@ -155,13 +155,18 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
     return entries
 
 
-# a time of day, then AM/PM and a zone where given: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST)
+def _guid(item: dict) -> str | None:
+    """The feed's id of an item (RSS guid, Atom id) as stored text, None where it gives none."""
+    return printable(str(item.get("id") or "")).strip() or None
+
+
 def _is_pdf(enclosure: dict) -> bool:
     """Whether a feed item's enclosure is a PDF by its media type, however written (any
     case, with parameters: `application/pdf; charset=binary`, the older `application/x-pdf`)."""
     return media_type(enclosure.get("type")) in PDF_TYPES and bool(enclosure.get("href"))
 
 
+# a time of day, then AM/PM and a zone where given: Z, +hh, +hhmm, +hh:mm or a name (GMT, EST)
 _CLOCK = re.compile(
     r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,]\d+)?)?\s*(?P<half>[AP]M\b)?\s*"
     r"(?P<zone>Z\b|[+-]\d{2}(?::?\d{2})?\b|(?:Etc/)?[A-Z]{1,5}\b)?",
@@ -224,30 +229,26 @@ def _zone(zone: str) -> tzinfo:
 
 
 def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport) -> None:
+    """A feed's items without a PDF stored once each, tagged and counted. An item is known by
+    its identity (`_identity`) or its content, stored or earlier in this batch (the same
+    item twice in a feed, a re-publication, counted twice)."""
     if not entries:
         return
     news = tables.news_items
-    pages = _newsroom_pages(entries)
     for entry in entries:
         entry["content_hash"] = content_hash(entry["title"], entry["summary"])
-        entry["story_link"] = None if entry["link"] in pages else entry["link"]
     with write_transaction(engine, TEXT_LOCK) as conn:
-        # an item is known by its link or its content, stored or earlier in this batch (the
-        # same link twice in a feed, a re-publication, counted twice); no link is no match
-        known_links = _stored(conn, news.c.link, {entry["story_link"] for entry in entries if entry["story_link"]})
+        known = _stored_identities(conn, entries)
         hashes = {entry["content_hash"] for entry in entries} | {entry["legacy_hash"] for entry in entries}
         known_hashes = _stored(conn, news.c.content_hash, hashes)
         fresh = []
         for entry in entries:
-            if entry["story_link"] in known_links or known_hashes & {entry["content_hash"], entry["legacy_hash"]}:
+            if _identity(entry) in known or known_hashes & {entry["content_hash"], entry["legacy_hash"]}:
                 report.news_seen += 1
                 continue
             known_hashes.add(entry["content_hash"])
-            if entry["story_link"]:
-                known_links.add(entry["story_link"])
-            fresh.append(
-                {k: entry[k] for k in ("content_hash", "link", "title", "summary", "feed_url", "published_at")}
-            )
+            known.add(_identity(entry))
+            fresh.append({k: entry[k] for k in NEWS_COLUMNS})
         append_history(conn, news, fresh)
         for entry in fresh:
             doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
@@ -255,15 +256,30 @@ def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher,
         report.news_new += len(fresh)
 
 
-def _newsroom_pages(entries: list[dict]) -> set[str]:
-    """The links a feed gives to several items of different guids: a newsroom page every
-    story links to, not an item's address, so those items are told apart by their content
-    (by the link, every story after the first was taken as already stored)."""
-    guids: dict[str, set[str | None]] = {}
-    for entry in entries:
-        if entry["link"]:
-            guids.setdefault(entry["link"], set()).add(entry["guid"])
-    return {link for link, ids in guids.items() if len(ids) > 1}
+NEWS_COLUMNS = ("content_hash", "link", "guid", "title", "summary", "feed_url", "published_at")
+
+
+def _identity(entry: dict) -> tuple[str, str, str] | None:
+    """What tells a feed's item from its others: the feed's id of it (RSS guid, Atom id) in
+    that feed where it gives one, else its link; None: neither (known by its content only).
+    A feed that links every story to its newsroom page gives each story a guid of its own:
+    by the link, every story after the first was taken as already stored, in one fetch and
+    across fetches alike."""
+    if entry["guid"]:
+        return ("guid", entry["feed_url"], entry["guid"])
+    return ("link", "", entry["link"]) if entry["link"] else None
+
+
+def _stored_identities(conn: Connection, entries: list[dict]) -> set[tuple[str, str, str] | None]:
+    """The identities of `entries` that a stored news item has."""
+    news = tables.news_items
+    known: set[tuple[str, str, str] | None] = set()
+    for feed in {entry["feed_url"] for entry in entries if entry["guid"]}:
+        guids = {entry["guid"] for entry in entries if entry["guid"] and entry["feed_url"] == feed}
+        known.update(("guid", feed, guid) for guid in _stored(conn, news.c.guid, guids, news.c.feed_url == feed))
+    links = {entry["link"] for entry in entries if entry["link"] and not entry["guid"]}
+    known.update(("link", "", link) for link in _stored(conn, news.c.link, links))
+    return known
 
 
 def content_hash(title: str, summary: str) -> str:
@@ -280,12 +296,13 @@ def _legacy_hash(item: dict) -> str:
     return hashlib.sha256(" ".join(raw.split()).encode()).hexdigest()
 
 
-def _stored(conn: Connection, column: Column, values: set[str]) -> set[str]:
-    """Those of `values` that a stored news item has in `column`, looked up in chunks (one
-    `IN (...)` of a feed's every item went over Postgres's 65,535 parameters)."""
+def _stored(conn: Connection, column: Column, values: set[str], *where: ColumnElement[bool]) -> set[str]:
+    """Those of `values` that a stored news item (one matching `where`) has in `column`,
+    looked up in chunks (one `IN (...)` of a feed's every item went over Postgres's 65,535
+    parameters)."""
     found: set[str] = set()
     for chunk in key_chunks(sorted(values)):
-        found.update(conn.execute(select(column).where(column.in_(chunk))).scalars())
+        found.update(conn.execute(select(column).where(column.in_(chunk), *where)).scalars())
     return found
 
 

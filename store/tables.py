@@ -152,6 +152,7 @@ news_items = history_table(
     Column("summary", Text()),
     Column("feed_url", Text(), nullable=False),
     Column("published_at", UTCDateTime()),
+    Column("guid", Text()),  # the feed's id of the item (RSS guid, Atom id), where it gives one
 )
 
 disclosures = history_table(

@@ -594,6 +594,26 @@ def test_stories_that_all_link_to_one_newsroom_page_are_each_stored_once(
     assert (first.news_new, first.news_seen, again.news_new, again.news_seen) == (3, 0, 0, 3)
 
 
+def test_a_feed_of_one_story_per_fetch_all_linking_to_the_newsroom_keeps_every_story(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A feed that lists only its latest story, each linking to the newsroom page with a guid
+    of its own: every later fetch's story was taken for the first by its link and lost."""
+    files, url = site
+    stories = ["KCB declares a dividend", "Island Savings Bank appoints a CEO", "KCB profit falls"]
+    reports = []
+    for i, title in enumerate(stories):
+        files.pages["/feed"] = _feed(
+            f"<item><title>{title}</title><link>{url}/newsroom/</link><guid isPermaLink='false'>story-{i}</guid>"
+            f"<pubDate>Fri, 20 Nov 2026 14:00:00 -0500</pubDate><description>{title}.</description></item>"
+        )
+        reports += [_ingest(settings, [f"{url}/feed"]), _ingest(settings, [f"{url}/feed"])]
+    with service_engine(settings).connect() as conn:
+        titles = sorted(r["title"] for r in current_rows(conn, tables.news_items))
+    assert titles == sorted(stories)
+    assert [(r.news_new, r.news_seen) for r in reports] == [(1, 0), (0, 1)] * 3
+
+
 def test_an_items_link_is_kept_only_as_a_web_address(settings: Settings, site: tuple[Files, str]) -> None:
     """A hostile feed's `javascript:` link was stored and served as the item's link to every
     client that shows the news as links."""
