@@ -338,21 +338,14 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
     engine, settings = run.engine, run.settings
     url = entry["pdf"]
     with engine.connect() as conn:
-        stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
-    if stored and stored[0]["status"] == "OK":
-        return
+        if _known_address(conn, url):
+            return
     row = {"url": url, "title": entry["title"], "published_at": entry["published_at"], "status": "OK"}
     try:
         data = _download(run.http, url, settings)
         sha = hashlib.sha256(data).hexdigest()
-        with engine.connect() as conn:
-            same_file = conn.execute(
-                select(tables.disclosures.c.id).where(
-                    (tables.disclosures.c.file_sha256 == sha) & (tables.disclosures.c.status == "OK")
-                )
-            ).first()
-        if same_file:
-            return  # the same document under another address: stored once
+        if _stored_elsewhere(run, url, sha):
+            return
         path = _kept(settings.data_dir / "disclosures" / f"{sha}.pdf", data, sha)
         row.update(file_path=str(path), file_sha256=sha)
         text = run.extractor.extract(data, Path(url).name)
@@ -360,6 +353,30 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
     except (PdfRejected, MarketIntelError) as exc:
         row.update(status="FAILED", failure_reason=exc.detail)
     _write_disclosure(run, entry, row)
+
+
+def _known_address(conn: Connection, url: str) -> bool:
+    """Whether `url` needs no download: its disclosure is stored and was read, or it is an
+    address the same file was found at (`disclosure_addresses`). A FAILED one is tried again."""
+    stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
+    if stored and stored[0]["status"] == "OK":
+        return True
+    addresses = tables.disclosure_addresses
+    return conn.execute(select(addresses.c.id).where(addresses.c.url == url)).first() is not None
+
+
+def _stored_elsewhere(run: _DisclosureRun, url: str, sha: str) -> bool:
+    """Whether the file `url` gave (of sha256 `sha`) is a disclosure already stored under
+    another address: it is stored once, and `url` is kept as an address of it, so that no
+    later run downloads it again (nothing remembered that address: every run fetched it)."""
+    d = tables.disclosures
+    with run.engine.connect() as conn:
+        same_file = conn.execute(select(d.c.id).where((d.c.file_sha256 == sha) & (d.c.status == "OK"))).first()
+    if same_file is None:
+        return False
+    with write_transaction(run.engine, TEXT_LOCK) as conn:
+        append_history(conn, tables.disclosure_addresses, [{"url": url, "file_sha256": sha}])
+    return True
 
 
 def _kept(path: Path, data: bytes, sha: str) -> Path:

@@ -170,6 +170,15 @@ disclosures = history_table(
     Column("failure_reason", Text()),
 )
 
+# the addresses a stored disclosure was also found at (the same file: its `file_sha256`), so
+# a later run does not download it again (ingest/text_sources.py)
+disclosure_addresses = history_table(
+    "disclosure_addresses",
+    ("url",),
+    Column("url", Text(), nullable=False),
+    Column("file_sha256", Text(), nullable=False),
+)
+
 research_notes = history_table(  # one note per client and content (issue 18: notes never cross clients)
     "research_notes",
     ("client_id", "content_sha256"),

@@ -573,6 +573,26 @@ def test_a_kept_pdf_cut_short_is_written_again(settings: Settings, site: tuple[F
     assert kept.read_bytes() == pdf
 
 
+def test_the_same_pdf_under_a_new_address_is_stored_once_and_downloaded_once(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A stored disclosure's PDF named again under another address: recognised by its
+    content and stored once, but nothing kept that address, so every run downloaded it."""
+    files, url = site
+    pdf = text_pdf(["Kingston Commercial Bank declares a dividend"])
+    files.pages.update({"/a.pdf": (200, "application/pdf", pdf), "/b.pdf": (200, "application/pdf", pdf)})
+    files.pages["/feed"] = _feed(_item("KCB dividend", f"{url}/d/1", pdf=f"{url}/a.pdf"))
+    _ingest(settings, [f"{url}/feed"])
+    files.pages["/feed"] = _feed(_item("KCB dividend notice", f"{url}/d/2", pdf=f"{url}/b.pdf"))
+    reports = [_ingest(settings, [f"{url}/feed"]) for _ in range(3)]
+    with service_engine(settings).connect() as conn:
+        stored = [(r["url"], r["status"]) for r in current_rows(conn, tables.disclosures)]
+    assert files.asked == ["/feed", "/a.pdf", "/feed", "/b.pdf", "/feed", "/feed"]
+    assert stored == [(f"{url}/a.pdf", "OK")]
+    assert [(r.disclosures_ok, r.disclosures_failed, r.failures) for r in reports] == [(0, 0, [])] * 3
+    assert [p.name for p in (settings.data_dir / "disclosures").iterdir()] == [f"{hashlib.sha256(pdf).hexdigest()}.pdf"]
+
+
 def test_stories_that_all_link_to_one_newsroom_page_are_each_stored_once(
     settings: Settings, site: tuple[Files, str]
 ) -> None:
