@@ -7,13 +7,20 @@ is http(s) and every address its host resolves to is a public one, or it is on t
 anyway, so a PDF beside the feed on an exchange's internal mirror is fetched while one the feed
 names on any other internal host is not. `allow_private` (the `allow_private_enclosures`
 setting, for a demo or test serving its PDFs from 127.0.0.1) lifts the address check, never the
-scheme check."""
+scheme check.
+
+The request then goes to the address that was checked (`pinned_request`), never to the host
+name resolved again: a name that resolved to a public address for the check could resolve to
+127.0.0.1 a moment later for the request (DNS rebinding). The host name stays the request's
+Host header and its TLS server name, so HTTPS verifies the certificate for that name."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
 from urllib.parse import urlsplit
+
+import httpx
 
 from market.errors import MarketIntelError
 
@@ -31,22 +38,44 @@ def origin(url: str) -> Origin:
     return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
 
 
-def check_fetchable(url: str, allow_private: bool = False, trusted: frozenset[Origin] = frozenset()) -> None:
-    """Raise MarketIntelError saying why `url` is not fetched (nothing is requested): not
-    http(s), no host, a host that does not resolve, or one with an internal address that is
-    not on a `trusted` origin (the configured feeds')."""
+def check_fetchable(url: str, allow_private: bool = False, trusted: frozenset[Origin] = frozenset()) -> Address | None:
+    """The address to fetch `url` from: the first its host resolves to, every one of them
+    checked (give it to `pinned_request`); None where no address was checked (a `trusted`
+    origin, the configured feeds', or `allow_private`): the host name is requested. Raise
+    MarketIntelError saying why `url` is not fetched (nothing is requested): not http(s), no
+    host, a host that does not resolve, or one with an internal address."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in SCHEMES:
         raise MarketIntelError(f"not fetched: {parts.scheme or 'no'} scheme, only http and https are fetched")
     if not parts.hostname:
         raise MarketIntelError("not fetched: the address names no host")
     if allow_private or origin(url) in trusted:
-        return
-    for address in _resolved(parts.hostname):
+        return None
+    addresses = _resolved(parts.hostname)
+    for address in addresses:
         if internal(address):
             raise MarketIntelError(
                 f"not fetched: {parts.hostname} is an internal address ({address}); only public addresses are fetched"
             )
+    return addresses[0]
+
+
+def pinned_request(http: httpx.Client, url: str, address: Address | None) -> httpx.Request:
+    """A GET of `url` that connects to `address` (`check_fetchable`'s) without resolving the
+    host again: the URL's host is the address, the host name its Host header and its TLS
+    server name (httpcore's `sni_hostname`: the SNI sent and the name the certificate is
+    verified for). The connection is closed after it (`Connection: close`): a pooled one,
+    keyed by the address, is never reused for another name at that address, whose
+    certificate was never checked. `address` None: `url` as it is."""
+    if address is None:
+        return http.build_request("GET", url)
+    target = httpx.URL(url)
+    return http.build_request(
+        "GET",
+        target.copy_with(host=str(address)),
+        headers={"Host": target.netloc.decode("ascii"), "Connection": "close"},
+        extensions={"sni_hostname": target.host},
+    )
 
 
 def internal(address: Address) -> bool:

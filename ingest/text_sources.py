@@ -17,6 +17,7 @@ import calendar
 import hashlib
 import logging
 import re
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -28,7 +29,7 @@ import httpx
 from feedparser.datetimes import rfc822
 from sqlalchemy import Column, ColumnElement, Connection, Engine, select
 
-from ingest.addresses import check_fetchable, origin
+from ingest.addresses import check_fetchable, origin, pinned_request
 from ingest.exchange.client import ExchangeClient, bounded_body
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
@@ -406,16 +407,17 @@ def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:
     """The file at `url`, at most `pdf_max_bytes` of it, within about `pdf_timeout_seconds`
     in all (the client's timeout bounds each wait only: a server sending a byte a second went
     on for ever). Each address, the first and every one redirected to, is checked before it is
-    requested (`ingest.addresses`): a feed never has the service request an internal one
-    beyond the configured feeds' own origins."""
+    requested, and requested at the address checked (`ingest.addresses`): a feed never has
+    the service request an internal one beyond the configured feeds' own origins."""
     deadline = Deadline(settings.pdf_timeout_seconds, "the download", "retried on the next run")
     trusted = frozenset(origin(feed) for feed in feed_urls(settings))  # the operator's own addresses
     try:
         for _ in range(MAX_REDIRECTS + 1):
-            check_fetchable(url, settings.allow_private_enclosures, trusted)
-            with http.stream("GET", url, follow_redirects=False) as response:
+            address = check_fetchable(url, settings.allow_private_enclosures, trusted)
+            request = pinned_request(http, url, address)  # to the address checked, never resolved again
+            with closing(http.send(request, stream=True, follow_redirects=False)) as response:
                 if response.is_redirect:
-                    url = str(response.url.join(response.headers["location"]))
+                    url = str(httpx.URL(url).join(response.headers["location"]))
                     continue
                 if response.status_code != 200:
                     raise MarketIntelError(f"download answered HTTP {response.status_code}")

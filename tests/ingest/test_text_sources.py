@@ -3,6 +3,7 @@ become a stored failure with its reason while the day goes on."""
 
 import asyncio
 import hashlib
+import socket
 import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -752,4 +753,31 @@ def test_a_redirect_to_an_internal_address_is_not_followed(settings: Settings, s
     assert report.disclosures_ok == 1 and report.failures == [
         f"{public}/x.pdf: not fetched: 169.254.169.254 is an internal address (169.254.169.254); "
         "only public addresses are fetched"
+    ]
+
+
+def test_a_name_that_resolves_again_to_an_internal_address_is_not_requested_there(
+    settings: Settings, site: tuple[Files, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the enclosure's host resolved to a public address for the check, and
+    to 127.0.0.1 when the client resolved it again for the request, which then went inside."""
+    files, url = site
+    port = url.rsplit(":", 1)[1]
+    public, resolved, real = "93.184.216.34", [], socket.getaddrinfo
+    files.pages["/secret.pdf"] = (200, "application/pdf", text_pdf(["Kingston Commercial Bank internal"]))
+    files.pages["/feed"] = _feed(_item("KCB secret", f"{url}/d/1", pdf=f"http://rebind.test:{port}/secret.pdf"))
+
+    def dns(host: str, *args, **kwargs):
+        if host == public:  # the test has no network: the public host cannot be reached
+            raise OSError("network unreachable")
+        if host == "rebind.test":
+            resolved.append(host)
+            host = public if len(resolved) == 1 else "127.0.0.1"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    report = _ingest(settings.model_copy(update={"allow_private_enclosures": False}), [f"{url}/feed"])
+    assert files.asked == ["/feed"] and resolved == ["rebind.test"]
+    assert report.disclosures_ok == 0 and report.failures == [
+        f"http://rebind.test:{port}/secret.pdf: download failed (ConnectError: network unreachable)"
     ]
