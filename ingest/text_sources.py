@@ -30,7 +30,7 @@ from feedparser.datetimes import rfc822
 from sqlalchemy import Column, ColumnElement, Connection, Engine, select
 
 from ingest.addresses import check_fetchable, origin, pinned_request
-from ingest.exchange.client import ExchangeClient, bounded_body
+from ingest.exchange.client import ACCEPT_ENCODING, ExchangeClient, bounded_body
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.budget import Deadline
@@ -415,6 +415,7 @@ def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:
         for _ in range(MAX_REDIRECTS + 1):
             address = check_fetchable(url, settings.allow_private_enclosures, trusted)
             request = pinned_request(http, url, address)  # to the address checked, never resolved again
+            request.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what `bounded_body` reads
             with closing(http.send(request, stream=True, follow_redirects=False)) as response:
                 if response.is_redirect:
                     url = str(httpx.URL(url).join(response.headers["location"]))

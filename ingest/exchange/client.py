@@ -16,8 +16,10 @@ import html
 import logging
 import re
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 import httpx
 
@@ -38,16 +40,68 @@ class PageLimits:
 
 
 def bounded_body(response: httpx.Response, max_bytes: int, deadline: Deadline) -> bytes:
-    """A streamed response's body: MarketIntelError past `max_bytes`, `deadline`'s
-    BudgetExceededError once its time is spent (checked as each chunk arrives)."""
+    """A streamed response's body, decoded (`Content-Encoding`): MarketIntelError past
+    `max_bytes` of it, `deadline`'s BudgetExceededError once its time is spent (checked as
+    each chunk arrives). It is decoded here, at most `DECODED_PIECE` bytes at a time, so a
+    few bytes that decode to gigabytes are refused at the limit: decoded by the client, each
+    chunk was expanded whole before it was counted, and each layer of `gzip, gzip` again
+    (980 bytes took 1 GiB of memory against a limit of 1 MiB)."""
     chunks, size = [], 0
-    for chunk in response.iter_bytes():
+    layers, raws = _raw_body(response)
+    for raw in raws:
         deadline.check()
-        size += len(chunk)
-        if size > max_bytes:
-            raise MarketIntelError(f"the body exceeds the limit of {max_bytes:,} bytes")
-        chunks.append(chunk)
+        for piece in _decoded(layers, raw):
+            size += len(piece)
+            if size > max_bytes:
+                raise MarketIntelError(f"the body exceeds the limit of {max_bytes:,} bytes")
+            chunks.append(piece)
     return b"".join(chunks)
+
+
+# the most one decoding step yields; a body's every layer holds at most this much at once
+DECODED_PIECE = 1 << 20
+# the content codings read, as zlib's window bits: gzip or zlib-wrapped deflate, told by the header
+_CODINGS = {"gzip": 47, "x-gzip": 47, "deflate": 47}
+# what a request says it reads (httpx says br and zstd too once their packages are installed)
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+def _raw_body(response: httpx.Response) -> tuple[list[zlib._Decompress], Iterable[bytes]]:
+    """The decoders of a response's body and its chunks as sent, then b"" (the end, which
+    flushes each decoder). An answer already read whole (one held in memory, as a test's
+    transport gives) is its decoded content: nothing is left to decode."""
+    if response.is_stream_consumed:
+        return [], [response.content]
+    return _decoders(response.headers.get("content-encoding", "")), chain(response.iter_raw(), [b""])
+
+
+def _decoders(header: str) -> list[zlib._Decompress]:
+    """One decompressor per coding of a `Content-Encoding` header, the outermost (the last
+    applied) first; MarketIntelError for a coding not read (br, zstd, compress)."""
+    codings = [c.strip().lower() for c in header.split(",") if c.strip().lower() not in ("", "identity")]
+    unknown = [c for c in codings if c not in _CODINGS]
+    if unknown:
+        raise MarketIntelError(f"the body's content encoding {unknown[0]!r} is not read")
+    return [zlib.decompressobj(_CODINGS[coding]) for coding in reversed(codings)]
+
+
+def _decoded(layers: list[zlib._Decompress], data: bytes) -> Iterator[bytes]:
+    """`data` through `layers` (outermost first), in pieces of at most DECODED_PIECE bytes;
+    `data` empty: what each layer still holds (the body's end)."""
+    if not layers:
+        if data:
+            yield data
+        return
+    layer, inner = layers[0], layers[1:]
+    try:
+        piece = layer.decompress(data, DECODED_PIECE)
+        while piece:
+            yield from _decoded(inner, piece)
+            piece = layer.decompress(layer.unconsumed_tail, DECODED_PIECE)
+    except zlib.error as exc:
+        raise MarketIntelError(f"the body is not readable as its content encoding says ({exc})") from None
+    if not data:
+        yield from _decoded(inner, b"")
 
 
 @dataclass(frozen=True)
@@ -86,7 +140,7 @@ class ExchangeClient:
             base_url=self.base_url,
             timeout=timeout,
             transport=transport,
-            headers={"User-Agent": USER_AGENT},
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             follow_redirects=True,
         )
 

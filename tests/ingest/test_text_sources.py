@@ -2,9 +2,12 @@
 become a stored failure with its reason while the day goes on."""
 
 import asyncio
+import gzip
 import hashlib
 import socket
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
@@ -781,3 +784,63 @@ def test_a_name_that_resolves_again_to_an_internal_address_is_not_requested_ther
     assert report.disclosures_ok == 0 and report.failures == [
         f"http://rebind.test:{port}/secret.pdf: download failed (ConnectError: network unreachable)"
     ]
+
+
+def _layered_gzip(zeros: int) -> bytes:
+    """`zeros` zero bytes gzipped twice: a few hundred bytes."""
+    layer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    inner = b"".join(layer.compress(bytes(1 << 20)) for _ in range(zeros >> 20)) + layer.flush()
+    return gzip.compress(inner, 9)
+
+
+def _encoded(body: bytes, coding: str):
+    """A site answering every request with `body` sent as `Content-Encoding: coding`."""
+
+    async def answer(scope, receive, send) -> None:
+        if scope["type"] == "http":
+            headers = [(b"content-type", b"application/pdf"), (b"content-encoding", coding.encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("coding", "encode"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("gzip, deflate", lambda b: zlib.compress(gzip.compress(b)))],
+)
+def test_a_pdf_sent_compressed_is_read(settings: Settings, site: tuple[Files, str], coding: str, encode) -> None:
+    files, url = site
+    with serve_in_thread(_encoded(encode(text_pdf(["KCB declares a dividend"])), coding)) as pdf_site:
+        files.pages["/feed"] = _feed(_item("KCB dividend", f"{url}/d/1", pdf=f"{pdf_site}/d.pdf"))
+        report = _ingest(settings, [f"{url}/feed"])
+    assert (report.disclosures_ok, report.failures) == (1, [])
+
+
+def test_a_pdf_in_a_coding_not_read_is_a_failure_saying_so(settings: Settings, site: tuple[Files, str]) -> None:
+    files, url = site
+    with serve_in_thread(_encoded(b"\x1b\x00", "br")) as pdf_site:
+        files.pages["/feed"] = _feed(_item("KCB dividend", f"{url}/d/1", pdf=f"{pdf_site}/d.pdf"))
+        report = _ingest(settings, [f"{url}/feed"])
+    assert report.failures == [f"{pdf_site}/d.pdf: the body's content encoding 'br' is not read"]
+
+
+def test_a_pdf_sent_in_layers_of_gzip_is_refused_at_the_limit_without_decoding_it_whole(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A body of 600 bytes sent as `Content-Encoding: gzip, gzip`: the client decoded each
+    chunk whole before the limit was checked, each layer again, so 256 MiB were held in
+    memory against a limit of 1 MiB (and a few more bytes took all the memory there was)."""
+    files, url = site
+    bomb = _layered_gzip(256 << 20)
+
+    with serve_in_thread(_encoded(bomb, "gzip, gzip")) as bomb_site:
+        files.pages["/feed"] = _feed(_item("KCB dividend", f"{url}/d/1", pdf=f"{bomb_site}/bomb.pdf"))
+        tracemalloc.start()
+        try:
+            report = _ingest(settings.model_copy(update={"pdf_max_bytes": 1 << 20}), [f"{url}/feed"])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert report.failures == [f"{bomb_site}/bomb.pdf: the body exceeds the limit of 1,048,576 bytes"]
+    assert len(bomb) < 1000 and peak < 32 << 20
