@@ -42,9 +42,13 @@ def check_fetchable(url: str, allow_private: bool = False, trusted: frozenset[Or
     """The address to fetch `url` from: the first its host resolves to, every one of them
     checked (give it to `pinned_request`); None where no address was checked (a `trusted`
     origin, the configured feeds', or `allow_private`): the host name is requested. Raise
-    MarketIntelError saying why `url` is not fetched (nothing is requested): not http(s), no
-    host, a host that does not resolve, or one with an internal address."""
-    parts = urlsplit(url)
+    MarketIntelError saying why `url` is not fetched (nothing is requested): no URL (an
+    unclosed IPv6 bracket, a port out of range), not http(s), no host, a host that does not
+    resolve, or one with an internal address."""
+    try:
+        parts, _ = urlsplit(url), origin(url)
+    except ValueError as exc:
+        raise MarketIntelError(f"not fetched: not a URL ({exc})") from None
     if parts.scheme.lower() not in SCHEMES:
         raise MarketIntelError(f"not fetched: {parts.scheme or 'no'} scheme, only http and https are fetched")
     if not parts.hostname:

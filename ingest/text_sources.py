@@ -140,7 +140,7 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
         return []
     entries = []
     for item in parsed.entries:
-        pdf = next((urljoin(url, e["href"]) for e in item.get("enclosures", []) if _is_pdf(e)), None)
+        pdf = next((_address(url, e["href"]) for e in item.get("enclosures", []) if _is_pdf(e)), None)
         entries.append(
             {
                 "title": plain_text(item.get("title") or ""),
@@ -154,6 +154,15 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
             }
         )
     return entries
+
+
+def _address(feed_url: str, href: str) -> str:
+    """An enclosure's address, read against the feed's; one that is no URL (an unclosed IPv6
+    bracket, which stopped the whole feed's ingest) as written, refused when it is fetched."""
+    try:
+        return urljoin(feed_url, href)
+    except ValueError:
+        return printable(href)
 
 
 def _guid(item: dict) -> str | None:

@@ -76,8 +76,12 @@ def plain_text(markup: str) -> str:
 def web_link(link: str | None) -> str | None:
     """A link as the service stores and serves it: a web address (http, https, or relative
     as written), else none: a feed's `javascript:` or `data:` link reached every client that
-    shows the news as links."""
-    return link if link and urlsplit(link.strip()).scheme.lower() in ("", "http", "https") else None
+    shows the news as links; one that is no URL at all (an unclosed IPv6 bracket, which
+    stopped the whole feed's ingest) is none too."""
+    try:
+        return link if link and urlsplit(link.strip()).scheme.lower() in ("", "http", "https") else None
+    except ValueError:
+        return None
 
 
 def retired_symbol(ticker: str, last_day: date) -> str:

@@ -638,6 +638,28 @@ def test_a_feed_of_one_story_per_fetch_all_linking_to_the_newsroom_keeps_every_s
     assert [(r.news_new, r.news_seen) for r in reports] == [(1, 0), (0, 1)] * 3
 
 
+def test_an_item_whose_link_or_pdf_is_no_url_is_kept_and_the_feed_goes_on(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A link or an enclosure with an unclosed IPv6 bracket raised ValueError out of the
+    feed's reading: the day's text ingest failed, every feed's every item with it."""
+    files, url = site
+    files.pages["/feed"] = _feed(
+        _item("KCB profit rises", "http://[oops/n/1"),
+        _item("KCB dividend", f"{url}/d/1", pdf="http://[::1/d.pdf"),
+        _item("KCB notice", f"{url}/d/2", pdf="http://example.com:99999/d.pdf"),
+        _item("Island Savings Bank names a CEO", f"{url}/n/2"),
+    )
+    report = _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        links = {r["title"]: r["link"] for r in current_rows(conn, tables.news_items)}
+    assert links == {"KCB profit rises": None, "Island Savings Bank names a CEO": f"{url}/n/2"}
+    assert report.failures == [
+        "http://[::1/d.pdf: not fetched: not a URL (Invalid IPv6 URL)",
+        "http://example.com:99999/d.pdf: not fetched: not a URL (Port out of range 0-65535)",
+    ]
+
+
 def test_an_items_link_is_kept_only_as_a_web_address(settings: Settings, site: tuple[Files, str]) -> None:
     """A hostile feed's `javascript:` link was stored and served as the item's link to every
     client that shows the news as links."""
