@@ -257,7 +257,8 @@ def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher,
                 report.news_seen += 1
                 continue
             known_hashes.add(entry["content_hash"])
-            known.add(_identity(entry))
+            if _identity(entry) is not None:  # no identity is no match: known by its content only
+                known.add(_identity(entry))
             fresh.append({k: entry[k] for k in NEWS_COLUMNS})
         append_history(conn, news, fresh)
         for entry in fresh:
@@ -281,7 +282,7 @@ def _identity(entry: dict) -> tuple[str, str, str] | None:
 
 
 def _stored_identities(conn: Connection, entries: list[dict]) -> set[tuple[str, str, str] | None]:
-    """The identities of `entries` that a stored news item has."""
+    """The identities of `entries` that a stored news item has (never None)."""
     news = tables.news_items
     known: set[tuple[str, str, str] | None] = set()
     for feed in {entry["feed_url"] for entry in entries if entry["guid"]}:

@@ -276,6 +276,9 @@ def test_an_item_is_stored_once_by_its_link_within_a_feed_and_an_item_without_a_
         titles = sorted(r["title"] for r in current_rows(conn, tables.news_items))
     assert (first.news_new, first.news_seen, second.news_new, second.news_seen) == (2, 1, 1, 1)
     assert titles == ["ISB opens a branch", "Island Savings Bank names a CEO", "KCB profit rises"]
+    files.pages["/feed"] = _feed("<item><title>KCB names a CEO</title></item>", "<item><title>KCB AGM</title></item>")
+    third = _ingest(settings, [f"{url}/feed"])
+    assert (third.news_new, third.news_seen) == (2, 0)  # the first without a link was no match for the next
 
 
 def test_a_pdf_whose_text_holds_a_nul_is_stored_without_it_and_the_day_goes_on(
