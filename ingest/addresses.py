@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from market.errors import MarketIntelError
+from market.text import MAX_KEY_BYTES, fits_key
 
 SCHEMES = ("http", "https")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -42,9 +43,11 @@ def check_fetchable(url: str, allow_private: bool = False, trusted: frozenset[Or
     """The address to fetch `url` from: the first its host resolves to, every one of them
     checked (give it to `pinned_request`); None where no address was checked (a `trusted`
     origin, the configured feeds', or `allow_private`): the host name is requested. Raise
-    MarketIntelError saying why `url` is not fetched (nothing is requested): no URL (an
-    unclosed IPv6 bracket, a port out of range), not http(s), no host, a host that does not
-    resolve, or one with an internal address."""
+    MarketIntelError saying why `url` is not fetched (nothing is requested): too long to
+    store (`market.text.fits_key`), no URL (an unclosed IPv6 bracket, a port out of range),
+    not http(s), no host, a host that does not resolve, or one with an internal address."""
+    if not fits_key(url):
+        raise MarketIntelError(f"not fetched: the address is longer than {MAX_KEY_BYTES:,} bytes")
     try:
         parts, _ = urlsplit(url), origin(url)
     except ValueError as exc:

@@ -38,7 +38,7 @@ from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.files import write_whole
 from market.settings import Settings
-from market.text import PDF_TYPES, media_type, plain_text, printable, web_link
+from market.text import PDF_TYPES, fits_key, key_cut, media_type, plain_text, printable, web_link
 from store import tables
 from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
@@ -158,16 +158,19 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
 
 def _address(feed_url: str, href: str) -> str:
     """An enclosure's address, read against the feed's; one that is no URL (an unclosed IPv6
-    bracket, which stopped the whole feed's ingest) as written, refused when it is fetched."""
+    bracket) as written, one too long to store cut (`key_cut`): each stopped the whole feed's
+    ingest, and each is refused when it is fetched, a FAILED disclosure saying why."""
     try:
-        return urljoin(feed_url, href)
+        return key_cut(urljoin(feed_url, href))
     except ValueError:
-        return printable(href)
+        return key_cut(printable(href))
 
 
 def _guid(item: dict) -> str | None:
-    """The feed's id of an item (RSS guid, Atom id) as stored text, None where it gives none."""
-    return printable(str(item.get("id") or "")).strip() or None
+    """The feed's id of an item (RSS guid, Atom id) as stored text, None where it gives none
+    or one too long to store (`fits_key`): the item is then known by its link and content."""
+    guid = printable(str(item.get("id") or "")).strip()
+    return guid if guid and fits_key(guid) else None
 
 
 def _is_pdf(enclosure: dict) -> bool:

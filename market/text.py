@@ -19,8 +19,8 @@ day (`retired_symbol`, ABC~2025-09-30; ingest/importers/renames.py `Reuse`). `ST
 and `STORED_SYMBOL_LENGTH` say exactly that, for the API's path parameter: what the store
 can hold is served, anything else refused. A declared content type is compared by its
 `media_type` (lower-cased, without parameters): a PDF is one of `PDF_TYPES`. A feed's
-text, HTML or not, is compared, stored and scored as `plain_text`, and a link kept and
-served only as a `web_link`.
+text, HTML or not, is compared, stored and scored as `plain_text`, a link kept and
+served only as a `web_link`, and an address or a feed's id stored only where it `fits_key`.
 """
 
 from __future__ import annotations
@@ -73,15 +73,35 @@ def plain_text(markup: str) -> str:
     return " ".join(html.unescape(_TAG.sub(" ", markup)).split())
 
 
+# the longest address or feed id of an item stored, in UTF-8 bytes: each is an index entry,
+# and Postgres refuses one over 2,704 bytes (a feed item's 8,000-byte link failed the day's
+# whole text ingest)
+MAX_KEY_BYTES = 2000
+
+
+def fits_key(text: str) -> bool:
+    """Whether `text` is short enough to be stored as an address or id (`MAX_KEY_BYTES`)."""
+    return len(text.encode("utf-8", "surrogatepass")) <= MAX_KEY_BYTES
+
+
+def key_cut(text: str) -> str:
+    """`text` cut to `MAX_KEY_BYTES` and marked "…" where it is longer: an address kept to
+    say what was refused, which `fits_key` then refuses too."""
+    if fits_key(text):
+        return text
+    return text.encode("utf-8", "surrogatepass")[:MAX_KEY_BYTES].decode("utf-8", "ignore") + "…"
+
+
 def web_link(link: str | None) -> str | None:
     """A link as the service stores and serves it: a web address (http, https, or relative
-    as written), else none: a feed's `javascript:` or `data:` link reached every client that
-    shows the news as links; one that is no URL at all (an unclosed IPv6 bracket, which
-    stopped the whole feed's ingest) is none too."""
+    as written) that `fits_key`, else none: a feed's `javascript:` or `data:` link reached
+    every client that shows the news as links; one that is no URL at all (an unclosed IPv6
+    bracket) or too long to store stopped the whole feed's ingest."""
     try:
-        return link if link and urlsplit(link.strip()).scheme.lower() in ("", "http", "https") else None
+        web = bool(link) and urlsplit(link.strip()).scheme.lower() in ("", "http", "https")
     except ValueError:
         return None
+    return link if web and fits_key(link) else None
 
 
 def retired_symbol(ticker: str, last_day: date) -> str:

@@ -4,6 +4,7 @@ become a stored failure with its reason while the day goes on."""
 import asyncio
 import gzip
 import hashlib
+import secrets
 import socket
 import time
 import tracemalloc
@@ -661,6 +662,28 @@ def test_an_item_whose_link_or_pdf_is_no_url_is_kept_and_the_feed_goes_on(
         "http://[::1/d.pdf: not fetched: not a URL (Invalid IPv6 URL)",
         "http://example.com:99999/d.pdf: not fetched: not a URL (Port out of range 0-65535)",
     ]
+
+
+def test_an_item_whose_link_guid_or_pdf_address_is_too_long_to_store_is_kept_and_the_feed_goes_on(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """An 8,000-byte link (random: it does not compress) went over Postgres's limit on an
+    index entry (2,704 bytes), and the whole day's text ingest failed with it."""
+    files, url = site
+    long = secrets.token_hex(4000)
+    files.pages["/feed"] = _feed(
+        _item("KCB profit rises", f"{url}/n/{long}"),
+        f"<item><title>KCB names a CEO</title><guid isPermaLink='false'>{long}</guid></item>",
+        _item("KCB dividend", f"{url}/d/1", pdf=f"{url}/{long}.pdf"),
+        "<item><title>Island Savings Bank names a CEO</title></item>",
+    )
+    report = _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        news = {r["title"]: (r["link"], r["guid"]) for r in current_rows(conn, tables.news_items)}
+        (disclosure,) = current_rows(conn, tables.disclosures)
+    assert news == {t: (None, None) for t in ("KCB profit rises", "KCB names a CEO", "Island Savings Bank names a CEO")}
+    assert disclosure["failure_reason"] == "not fetched: the address is longer than 2,000 bytes"
+    assert disclosure["url"] == f"{url}/{long}"[:2000] + "…" and report.news_new == 3
 
 
 def test_an_items_link_is_kept_only_as_a_web_address(settings: Settings, site: tuple[Files, str]) -> None:
