@@ -81,7 +81,7 @@ def pinned_request(http: httpx.Client, url: str, address: Address | None) -> htt
         "GET",
         target.copy_with(host=str(address)),
         headers={"Host": target.netloc.decode("ascii"), "Connection": "close"},
-        extensions={"sni_hostname": target.host},
+        extensions={"sni_hostname": target.raw_host.decode("ascii")},  # IDNA-encoded, as the certificate names it
     )
 
 
