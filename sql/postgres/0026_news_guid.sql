@@ -1,4 +1,4 @@
--- 0025 the feed's own id of each news item (its RSS guid, its Atom id), which the ingest
+-- 0026 the feed's own id of each news item (its RSS guid, its Atom id), which the ingest
 -- keys an item on where the feed gives one (ingest/text_sources.py `_store_news`): a feed
 -- that links every story to one newsroom page and lists one story per fetch had each later
 -- story taken for the first by its link. Scoped by `feed_url` (two feeds may number their

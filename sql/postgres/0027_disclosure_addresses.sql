@@ -1,4 +1,4 @@
--- 0026 the addresses a stored disclosure was also found at (ingest/text_sources.py
+-- 0027 the addresses a stored disclosure was also found at (ingest/text_sources.py
 -- `_store_one_disclosure`): a PDF already stored under one address, named by a feed under
 -- another, is recognised by its content (`file_sha256`) and stored once; its new address is
 -- kept here, so that a later run finds that address known and does not download it again.

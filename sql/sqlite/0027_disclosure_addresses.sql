@@ -1,5 +1,5 @@
--- 0026 the addresses a stored disclosure was also found at (SQLite twin of
--- sql/postgres/0026_disclosure_addresses.sql, which says why).
+-- 0027 the addresses a stored disclosure was also found at (SQLite twin of
+-- sql/postgres/0027_disclosure_addresses.sql, which says why).
 
 -- key: url
 CREATE TABLE disclosure_addresses (
