@@ -11,7 +11,8 @@ uncalibrated odds by a factor e^0.10). They explain the ranking, not the calibra
 or the expected excess point by point.
 
 Each prediction keeps the three inputs with the largest absolute contribution, largest
-first, with their signs, the base value, and the inputs it had no value for (`missing`: a
+first, with their signs (fewer where fewer moved it: a contribution that rounds to zero
+is no reason and is not listed), the base value, and the inputs it had no value for (`missing`: a
 new listing's first weeks lack the windowed inputs; the trees send a missing input down
 their missing branch, so a prediction with several missing leans on the few it had): the
 JSON column `reasons` on `predictions` and `validation_predictions` (migration 0015),
@@ -82,10 +83,17 @@ def contributions(model: RiskModel, X: np.ndarray) -> np.ndarray:
     return np.asarray(model.classifier.predict(X, pred_contrib=True), dtype=float).reshape(len(X), -1)
 
 
+def moved(contribution: float) -> bool:
+    """Whether an input's contribution, rounded as stored, moved the prediction at all: one
+    that rounds to zero is no reason and is never listed."""
+    return round(float(contribution), DIGITS) != 0
+
+
 def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> list[StoredReasons]:
     """Per row of `contrib` (`contributions`): the `top` inputs by absolute contribution,
     largest first (ties: the registry's order), with their signed contributions, and the
-    base value."""
+    base value. An input whose contribution rounds to zero is left out (`moved`), so a
+    row the trees split on fewer inputs lists fewer."""
     values = contrib[:, :-1]
     if values.shape[1] != len(names):
         raise ValueError(f"{values.shape[1]} contributions for {len(names)} inputs")
@@ -93,7 +101,9 @@ def top_reasons(contrib: np.ndarray, names: Sequence[str], top: int = TOP) -> li
     return [
         {
             "base_value": round(float(row[-1]), DIGITS),
-            "top": [{"feature": names[j], "contribution": round(float(row[j]), DIGITS)} for j in picked],
+            "top": [
+                {"feature": names[j], "contribution": round(float(row[j]), DIGITS)} for j in picked if moved(row[j])
+            ],
         }
         for row, picked in zip(contrib, order)
     ]
@@ -112,7 +122,8 @@ def explain(model: RiskModel, X: np.ndarray, names: Sequence[str]) -> list[Store
 
 def served(stored: StoredReasons | None, raw_score: float | None = None) -> ServedReasons | None:
     """Stored reasons as served: `{"base_value": b, "inputs": [{"input": label,
-    "contribution": c}, ...]}`, largest first; with the prediction's `raw_score`, also
+    "contribution": c}, ...]}`, largest first, an input that rounds to zero left out
+    (`moved`: a row stored with one lists it); with the prediction's `raw_score`, also
     `raw_score` and `other_inputs`, the remaining inputs' contributions together (the raw
     score less the base value and the listed contributions, rounded as they are), so the
     served figures add up; and `missing_inputs`, the labels of the inputs the model had
@@ -125,6 +136,7 @@ def served(stored: StoredReasons | None, raw_score: float | None = None) -> Serv
         "inputs": [
             {"input": FEATURE_LABELS.get(r["feature"], r["feature"]), "contribution": r["contribution"]}
             for r in stored["top"]
+            if moved(r["contribution"])
         ],
     }
     if raw_score is not None:

@@ -163,3 +163,16 @@ def test_the_live_stage_stores_the_reasons_of_every_prediction(settings: Setting
     assert len(table) == 10 and [r["symbol"] for r in table] == [r["symbol"] for r in result.tables["ranking"][:10]]
     first = stored[table[0]["symbol"]]["reasons"]["top"][0]
     assert table[0]["reason_1"] == f"{FEATURE_LABELS[first['feature']]} {first['contribution']:+.3f}"
+
+
+def test_an_input_that_did_not_move_the_prediction_is_no_reason() -> None:
+    """A row the trees split on one input only: its other inputs' contributions are zero (or
+    round to zero), and neither the stored nor the served reasons list them."""
+    contrib = np.array([[0.0] * 14 + [0.5]])
+    contrib[0, FEATURE_NAMES.index("rsi_14")] = 0.2
+    contrib[0, FEATURE_NAMES.index("momentum_5")] = -1e-7
+    (stored,) = top_reasons(contrib, FEATURE_NAMES)
+    assert stored["top"] == [{"feature": "rsi_14", "contribution": 0.2}]
+    legacy = {"base_value": 0.5, "top": [*stored["top"], {"feature": "return_1d", "contribution": 0.0}]}
+    shown = served(legacy, 0.7)
+    assert shown["inputs"] == [{"input": "RSI (14 days)", "contribution": 0.2}] and shown["other_inputs"] == 0.0
