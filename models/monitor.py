@@ -670,17 +670,25 @@ def no_reference_checks() -> list[Check]:
 
 
 def outcomes(served: ServedDays, prices: pd.DataFrame, horizon: int) -> pd.DataFrame:
-    """date, symbol, p_up, up of the served predictions whose label (models/dataset.with_labels:
-    the held excess over `horizon` sessions from the next close) is known and not zero, in
-    date order. `prices`: every instrument's bars from the first stored day (the label's
-    universe is the market's liquid names, which read each name's earlier weeks)."""
+    """date, symbol, p_up, up and label_end of the served predictions whose label
+    (market/labels.with_labels: the held excess over `horizon` sessions from the next
+    close) is known and not zero, in date order; `label_end` is the session the label
+    closes on, the day the outcome is known (`known_by`). `prices`: every instrument's
+    bars from the first stored day (the label's universe is the market's liquid names,
+    which read each name's earlier weeks)."""
+    columns = ["date", "symbol", "p_up", "up", "label_end"]
     rows = [(d, s, r["p_up"]) for d, by in served.items() for s, r in by.items() if r["p_up"] is not None]
     if not rows:
-        return pd.DataFrame(columns=["date", "symbol", "p_up", "up"])
-    frame = with_labels(prices, horizon)[["symbol", "date", "forward_return"]]
+        return pd.DataFrame(columns=columns)
+    frame = with_labels(prices, horizon)[["symbol", "date", "forward_return", "label_end"]]
     joined = pd.DataFrame(rows, columns=["date", "symbol", "p_up"]).merge(frame, on=["symbol", "date"])
     joined = joined[joined["forward_return"].notna() & (joined["forward_return"] != 0)]
     joined["up"] = (joined["forward_return"] > 0).astype(float)
-    return joined.sort_values(["date", "symbol"], kind="stable").reset_index(drop=True)[
-        ["date", "symbol", "p_up", "up"]
-    ]
+    return joined.sort_values(["date", "symbol"], kind="stable").reset_index(drop=True)[columns]
+
+
+def known_by(outcomes: pd.DataFrame, day: date) -> pd.DataFrame:
+    """The `outcomes` known at `day`'s close: those whose label closed on or before it. A
+    prediction of a day before `day` whose label closes after it was not known then, so a
+    past day's re-run reads the record as the day itself could."""
+    return outcomes[pd.to_datetime(outcomes["label_end"]).dt.date <= day].reset_index(drop=True)

@@ -37,6 +37,7 @@ from models.monitor import (
     Thresholds,
     current_inputs,
     drift_checks,
+    known_by,
     live_checks,
     live_inputs,
     no_reference_checks,
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 # `served_predictions`) and their P(up); not the reasons' documents.
 OUTCOME_COLUMNS = ("id", "recorded_at", "symbol", "trading_date", "model_id", "p_up")
 LIVE_LOOKBACK_DAYS = 60  # priced days of live predictions the live checks read their latest outcomes from
-REFERENCE_FORMAT = 6  # bumped when what `reference_data` keeps changes (6: outcomes labelled on the whole history)
+REFERENCE_FORMAT = 7  # bumped when what `reference_data` keeps changes (7: each outcome's label_end)
 
 
 def day_checks(
@@ -72,7 +73,7 @@ def day_checks(
         current = current_inputs(window_inputs(conn, reference, live, window, day, horizon), live, window)
         scores = stored_scores(conn, window[0], day + timedelta(days=1), horizon)
         checks = drift_checks(reference, current, scores, day, t)
-        reference_outcomes = reference.outcomes[reference.outcomes["date"] < day]
+        reference_outcomes = known_by(reference.outcomes, day)
         context = DayContext.of(window, reference, len(set(live["date"])))
     else:
         checks = no_reference_checks()

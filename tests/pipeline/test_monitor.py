@@ -353,3 +353,23 @@ def test_the_record_s_outcomes_are_labelled_as_the_model_s_panel_labels_them(set
     assert len(joined) == len(reference.outcomes) and joined["forward_return"].notna().all()
     wrong = joined[joined["up"] != (joined["forward_return"] > 0).astype(float)]
     assert wrong.empty, wrong.head()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_past_day_s_live_band_reads_only_the_outcomes_known_that_day(settings: Settings) -> None:
+    """A re-run of a day inside the validation record: the live checks' band reads the
+    record's outcomes whose label closed by that day's close, not those of its last
+    HORIZON + 1 sessions, whose labels close after it (read later, the re-run would not be
+    what the day itself could see)."""
+    with service_engine(settings).connect() as conn:
+        reference = monitor_reads.build_reference(conn, HORIZON)
+        days = sorted(set(reference.outcomes["date"]))
+        day = days[len(days) // 2]
+        t = Thresholds(live_outcomes=10)
+        checks, _ = monitor_reads.day_checks(conn, day, t)
+        priced = monitor_reads.priced_days(conn, day, 1000)
+    closed = priced[-(HORIZON + 2)]  # the last day whose label (next close + HORIZON sessions) closed by `day`
+    known = reference.outcomes[reference.outcomes["date"] <= closed]
+    assert len(known) < len(reference.outcomes[reference.outcomes["date"] < day])  # the record has later ones
+    (accuracy,) = [c for c in checks if c.check_name == "live_accuracy"]
+    assert accuracy.figures["validation_chunks"] == len(known) // t.live_outcomes, accuracy.figures
