@@ -32,6 +32,7 @@ PSI_FLOOR = 1e-4  # the share an empty bin counts as, so the logarithm stays fin
 ECE_BINS = 10  # equal-width bins of P(up) for the expected calibration error
 NOT_ENOUGH = "not enough live outcomes"
 NO_RECORD = "no validation record to compare with"
+NO_PRICED_DAYS = "no priced days up to the monitored day: no inputs or Scores to compare"
 NO_CALIBRATED_SCORES = "no calibrated Scores in the validation record"
 # The live checks' band: the same metric over at least this many of the validation
 # record's consecutive chunks. A live record of the same model is beyond all of k chunks
@@ -660,11 +661,13 @@ def drift_checks(
     return [*checks, score_check(reference_scores, served, int(scores["date"].nunique()), t)]
 
 
-def no_reference_checks() -> list[Check]:
-    """The drift checks of a store without a validation record: OK, with a note."""
+def unchecked_drift(note: str) -> list[Check]:
+    """The drift checks of a day with nothing to compare: OK without a figure, with the
+    `note` that says why (NO_RECORD: the store has no validation record; NO_PRICED_DAYS:
+    no day up to the monitored one is priced)."""
     names = [ACTIVITY, *(f"input:{n}" for n in FEATURE_NAMES), "score"]
     return [
-        Check(name, "score_drift" if name == "score" else "input_drift", OK, None, None, None, {"note": NO_RECORD})
+        Check(name, "score_drift" if name == "score" else "input_drift", OK, None, None, None, {"note": note})
         for name in names
     ]
 

@@ -31,6 +31,8 @@ from sqlalchemy import Connection, func, select
 from models.decisions import HORIZON
 from models.features import FEATURE_NAMES, FEATURE_SET
 from models.monitor import (
+    NO_PRICED_DAYS,
+    NO_RECORD,
     Check,
     DayContext,
     Reference,
@@ -40,8 +42,8 @@ from models.monitor import (
     known_by,
     live_checks,
     live_inputs,
-    no_reference_checks,
     outcomes,
+    unchecked_drift,
     unrecorded_days,
 )
 from models.scoring import ServedDays, served_predictions
@@ -73,12 +75,11 @@ def day_checks(
         current = current_inputs(window_inputs(conn, reference, live, window, day, horizon), live, window)
         scores = stored_scores(conn, window[0], day + timedelta(days=1), horizon)
         checks = drift_checks(reference, current, scores, day, t)
-        reference_outcomes = known_by(reference.outcomes, day)
         context = DayContext.of(window, reference, len(set(live["date"])))
     else:
-        checks = no_reference_checks()
-        reference_outcomes = None
-        context = DayContext.of(window, None, None)
+        checks = unchecked_drift(NO_RECORD if reference is None else NO_PRICED_DAYS)
+        context = DayContext.of(window, reference, None)
+    reference_outcomes = None if reference is None else known_by(reference.outcomes, day)
     live_record = live_outcomes(conn, day, priced, t, horizon)
     return checks + live_checks(reference_outcomes, live_record, t), context
 

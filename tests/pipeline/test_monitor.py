@@ -373,3 +373,17 @@ def test_a_past_day_s_live_band_reads_only_the_outcomes_known_that_day(settings:
     assert len(known) < len(reference.outcomes[reference.outcomes["date"] < day])  # the record has later ones
     (accuracy,) = [c for c in checks if c.check_name == "live_accuracy"]
     assert accuracy.figures["validation_chunks"] == len(known) // t.live_outcomes, accuracy.figures
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_day_before_any_price_says_so_not_that_the_record_is_missing(settings: Settings) -> None:
+    """The store has a validation record; a day before its first price has no inputs or
+    Scores to compare: the drift checks say that, and none says there is no record."""
+    early = CAL.add_trading_days(FIRST_LIVE, -300)
+    with service_engine(settings).connect() as conn:
+        assert not monitor_reads.priced_days(conn, early, 1)
+    checks = run_stage("t1_monitor", early, settings=settings).tables["checks"]
+    notes = {c["check"]: c["note"] for c in checks}
+    assert monitor.NO_RECORD not in notes.values(), notes
+    assert {notes[c] for c in notes if not c.startswith("live_")} == {monitor.NO_PRICED_DAYS}
+    assert {c["state"] for c in checks} == {OK}
