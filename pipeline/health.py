@@ -67,6 +67,11 @@ def run_health(ctx: StageContext) -> StageOutcome:
             "model_monitor": model["state"],
             "model_monitor_date": model["trading_date"].isoformat() if model["trading_date"] else None,
             "model_monitor_alerts": [c["check"] for c in model["checks"] if c["state"] == "ALERT"],
+            # how far behind that day is: the predicted days after it (every one when it never ran)
+            "model_monitor_unmonitored_days": model["unmonitored_days"],
+            "model_monitor_latest_predicted": model["latest_predicted"].isoformat()
+            if model["latest_predicted"]
+            else None,
         },
         tables={
             "checks": [{"check": c["check_name"], "ok": c["ok"]} for c in checks],

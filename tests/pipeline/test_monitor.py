@@ -387,3 +387,15 @@ def test_a_day_before_any_price_says_so_not_that_the_record_is_missing(settings:
     assert monitor.NO_RECORD not in notes.values(), notes
     assert {notes[c] for c in notes if not c.startswith("live_")} == {monitor.NO_PRICED_DAYS}
     assert {c["state"] for c in checks} == {OK}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_health_stage_says_how_many_predicted_days_the_monitor_has_not_seen(settings: Settings) -> None:
+    """A day predicted but never monitored (t1_monitor did not run): health's model-monitor
+    line says so, as `marketintel monitor` and the API do, instead of only a missing state."""
+    for stage in ("t1_features", "t1_predict"):
+        run_stage(stage, LIVE[0], settings=settings)
+    health = run_stage("health", LIVE[0], settings=settings).summary
+    assert health["model_monitor"] is None
+    assert health["model_monitor_unmonitored_days"] == 1
+    assert health["model_monitor_latest_predicted"] == LIVE[0].isoformat()
