@@ -260,11 +260,15 @@ def null_percentiles(nulls: NullBooksJson) -> str:
 
 
 def against_null_mean(nulls: NullBooksJson) -> str:
-    """The replayed model book against the mean of the fixed random books, in words."""
+    """The replayed model book against the mean of the fixed random books, in words: its
+    tracking error and information ratio are said to be against that mean, as the
+    percentiles before them and the Briefing's table read the equal-weighted liquid
+    universe."""
     mean = nulls.get("fixed_random_mean")
     if not mean:
         return "no mean of fixed random books to compare with"
-    earned = f"{_null_mean_return(nulls)}, tracking error {statistic_pct('tracking_error', mean['tracking_error'])}"
+    error = statistic_pct("tracking_error", mean["tracking_error"])
+    earned = f"{_null_mean_return(nulls)}; against that mean, tracking error {error}"
     if mean["information_ratio"] is not None:
         return f"{earned}, information ratio {ratio(mean['information_ratio'])}"
     # no ratio of an excess over a tracking error of nought: said, not printed as "-"

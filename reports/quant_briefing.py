@@ -490,7 +490,7 @@ def _against_nulls(nulls: NullBooksJson | None, series: TrackSeries, width: floa
         *(_null_row(family, figures) for family, figures in nulls["families"].items()),
     ]
     table = data_table(
-        ["Book", "Books", "IR: mean (lowest to highest)", "Excess a year, mean", "Model's percentile"], rows
+        ["Book", "Books", "IR vs liquid universe: mean (range)", "Excess a year, mean", "Model's percentile"], rows
     )
     caption = text(
         'Information ratio and excess a year against the equal-weighted liquid universe (the excess "-" under a year '

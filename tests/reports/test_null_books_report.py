@@ -79,6 +79,11 @@ def test_the_reports_render_what_the_nulls_showed(planted: Settings) -> None:
     assert excess is None, "30 days are under a year: no excess a year (GIPS)"
     row = f"20 {ratio(ir.mean)} ({ratio(ir.lowest)} to {ratio(ir.highest)}) - 100"
     assert row in " ".join(briefing[start:]), "the fixed random books' row: the figures the API serves"
+    # two benchmarks on one page: the paragraph's ratios are against the fixed-random mean, the table's
+    # against the equal-weighted liquid universe, and each says which
+    assert "IR vs liquid universe" in " ".join(briefing[start:]) and "; against that mean, tracking error" in " ".join(
+        briefing[start:]
+    )
     # the planted days are the validation record's, replayed: never called live; LONG is a rank
     said = " ".join(briefing)
     assert "30 executed days from" in said and "all replayed on the validation record's out-of-sample" in said
@@ -91,7 +96,7 @@ def test_the_reports_render_what_the_nulls_showed(planted: Settings) -> None:
     # under a year nothing is annualised: both books' returns over the days, never "It earned - a year"
     assert (
         f"It earned {nulls.model_total_return * 100:+.2f}% over these 30 days, the mean of the fixed random books "
-        f"{against.total_return * 100:+.2f}% (not annualised under a year of returns), "
+        f"{against.total_return * 100:+.2f}% (not annualised under a year of returns); against that mean, "
         f"tracking error {against.tracking_error * 100:.2f}%, information ratio {against.information_ratio:+.2f}"
     ) in compliance
     assert "It earned - a year" not in compliance
@@ -104,8 +109,10 @@ def test_a_book_that_is_its_nulls_is_said_so_not_printed_as_a_dash() -> None:
     pass): the Compliance Report read "tracking error 0.00%, information ratio -."."""
     same = {"excess_annual_return": 0.0, "tracking_error": 0.0, "information_ratio": None}
     assert against_null_mean({"fixed_random_mean": same}) == (
-        "+0.00% a year against the mean of the fixed random books, tracking error 0.00%, "
+        "+0.00% a year against the mean of the fixed random books; against that mean, tracking error 0.00%, "
         "so no information ratio (each day's return was their mean's)"
     )
     apart = {"excess_annual_return": 0.031, "tracking_error": 0.02, "information_ratio": 1.55}
-    assert against_null_mean({"fixed_random_mean": apart}).endswith("tracking error 2.00%, information ratio +1.55")
+    assert against_null_mean({"fixed_random_mean": apart}).endswith(
+        "against that mean, tracking error 2.00%, information ratio +1.55"
+    )
