@@ -199,14 +199,27 @@ def _audit_trail(inputs: ComplianceInputs) -> list[Flowable]:
     ]
     money = [in_currency(h, inputs["currency"]) for h in ("Price", "Value", "Fees", "All costs")]
     table = data_table(["Date", "Symbol", "Action", "Quantity", *money], rows, numeric_from=3)
+    unfilled = sum(t["costs"] is None for t in trades)
     note = text(
         f"{_listed(len(trades), inputs['trades_total'])}, newest first, each "
         "filled through the cost model the risk disclosures describe (Backtesting limits); all costs = spread + "
         "impact + fees; a fee is the schedule's lines, each rounded to the cent (and any minimum), so it can differ "
-        "by a few cents (half a cent a line at most) from the total rate times the value.",
+        f"by a few cents (half a cent a line at most) from the total rate times the value.{_unfilled(unfilled)}",
         SMALL,
     )
     return section("Recent trade audit trail", note, table)
+
+
+def _unfilled(count: int) -> str:
+    """What a dash under All costs means, where a listed trade has one: it was stored
+    without its fill, so its spread and impact are not known (its fees are)."""
+    if not count:
+        return ""
+    which = "a trade" if count == 1 else f"{count:,} trades"
+    return (
+        f' All costs "-": {which} stored without {"its" if count == 1 else "their"} fill, so the spread and impact '
+        "paid are not known; the Fees column is what was charged."
+    )
 
 
 def _listed(shown: int, total: int) -> str:

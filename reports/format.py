@@ -11,6 +11,8 @@ price column a price and a fraction a percentage, whatever the column is called.
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -109,10 +111,14 @@ PRINTED: dict[object, Callable[..., str]] = {Money: money, Price: price, Fractio
 
 
 def by_type(row: Mapping[str, Any], shape: type, name: str) -> str:
-    """`row[name]` printed by the type `shape` declares for `name` (the module docstring);
-    a field of another type as its text, "-" when missing."""
+    """`row[name]` printed by the type `shape` declares for `name` (the module docstring;
+    `X | None` by X's rule); a field of another type as its text, "-" when missing."""
     value = row.get(name)
-    printed = PRINTED.get(declared(shape).get(name))
+    kind = declared(shape).get(name)
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):
+        arms = [arm for arm in typing.get_args(kind) if arm is not type(None)]
+        kind = arms[0] if len(arms) == 1 else kind
+    printed = PRINTED.get(kind)
     if printed is None:
         return DASH if value is None else str(value)
     return printed(value)

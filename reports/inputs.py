@@ -121,7 +121,7 @@ class AuditTrade(TypedDict):
     price: Price  # as text
     value: Money  # as text
     fees: Money
-    costs: Money  # spread + impact + fees, money as text
+    costs: Money | None  # spread + impact + fees, money as text; None: no fill recorded, so no spread or impact
 
 
 class Origin(TypedDict):
@@ -205,7 +205,7 @@ def compliance_inputs(
                     "fees",
                 )
             },
-            "costs": ((t["rationale"] or {}).get("fill") or {}).get("costs", {}).get("total", str(t["fees"])),
+            "costs": ((t["rationale"] or {}).get("fill") or {}).get("costs", {}).get("total"),
         }
         for t in reversed(trades[-AUDIT_TRADES:])
     ]

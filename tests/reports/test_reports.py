@@ -351,3 +351,27 @@ def test_a_retired_symbol_wraps_and_the_dates_and_figures_beside_it_read_whole()
     for figure in ("KPLC-P4", "66,666", "10.01", "10.00", "666,660.00", "6.7%", "-666.66", "8,000,000.00"):
         assert figure in words, figure
     assert {"TRAPPED,", "SLOW_EXIT,", "HIGH_SPREAD", "DELISTED"} <= set(words)
+
+
+@ON_SQLITE_ONLY
+def test_an_audit_trail_trade_without_its_fill_shows_no_cost_it_does_not_know(settings: Settings) -> None:
+    """An AI trade stored without its fill in the rationale: the trail's All costs read its
+    fees alone, as if spread and impact had been nought. It reads "-" and the note says why."""
+    from decimal import Decimal
+
+    from portfolio import ledger
+    from tests.api.world import DAY as PRICED
+
+    engine = service_engine(settings)
+    seed_prices(engine)
+    executed = datetime(2026, 11, 20, 20, 0, tzinfo=UTC)
+    with ledger.portfolio_transaction(engine, ledger.AI_PORTFOLIO) as conn:
+        ledger.ensure_portfolio(conn, ledger.AI_PORTFOLIO, "AI")
+        ledger.record_cash(conn, ledger.AI_PORTFOLIO, "C-ai-opening", Decimal("100000"), "DEPOSIT", executed, None)
+        bought = ledger.TradeRequest(
+            ledger.AI_PORTFOLIO, PRICED, executed, "AAA", "BUY", 100, Decimal("10.00"), Decimal("12.34"), "AI"
+        )
+        ledger.record_trade(conn, bought)
+    text = " ".join(read(generate("compliance", engine, settings, default_calendar(), NOW).pdf).text.split())
+    assert f"{PRICED.isoformat()} AAA BUY 100 10.00 1,000.00 12.34 -" in text, text
+    assert 'All costs "-": a trade stored without its fill, so the spread and impact paid are not known' in text
