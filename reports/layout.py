@@ -279,8 +279,31 @@ def key_figures(pairs: Sequence[tuple[str, str | Flowable]]) -> Table:
     return table
 
 
-LONG_TABLE_ROWS = 20  # a longer table may start under its heading and split; a shorter one moves whole
+LONG_TABLE_ROWS = 20  # a longer table may start under its heading and split; a shorter one moves whole ...
+SPLIT_ROWS = 5  # ... unless at least this many of its rows fit on the page and as many are left for the next
 ROOM_FOR_A_SECTION = 45 * mm  # less room than this left on a page: a section starts on the next
+
+
+class ShortTable(KeepTogether):
+    """A short table (LONG_TABLE_ROWS or fewer): moves to the next page whole rather than
+    leave a row or two behind, but splits (its header row repeated) where the page has
+    room for SPLIT_ROWS of its rows and as many are left, rather than leave half a page
+    blank."""
+
+    def __init__(self, table: Table) -> None:
+        super().__init__([table])
+        self.table = table
+
+    def split(self, aW: float, aH: float) -> list[Flowable]:  # noqa: N803 - reportlab's names
+        self.table.wrap(aW, aH)
+        heights = list(self.table._rowHeights)  # noqa: SLF001 - reportlab's row heights, set by wrap
+        fits, used = 0, 0.0
+        while fits < len(heights) and used + heights[fits] <= aH:
+            used += heights[fits]
+            fits += 1
+        if fits - 1 >= SPLIT_ROWS and len(heights) - fits >= SPLIT_ROWS:  # the header row is not a row of figures
+            return self.table.split(aW, aH)
+        return super().split(aW, aH)
 
 
 def section(title: str, *flowables: Flowable) -> list[Flowable]:
@@ -288,14 +311,14 @@ def section(title: str, *flowables: Flowable) -> list[Flowable]:
     one page with what leads the section (a short note and the first block, unless that
     is a long table, which starts under it and splits), and a section does not start in
     the last few centimetres of a page. A short table moves to the next page whole rather
-    than leave a row or two behind."""
+    than leave a row or two behind (`ShortTable`)."""
     blocks = list(flowables)
     lead = 1 if blocks else 0
     while lead < min(len(blocks), 4) and _leads_in(blocks[lead - 1]):
         lead += 1
     if lead and _long_table(blocks[lead - 1]):
         lead -= 1
-    rest = [KeepTogether([b]) if isinstance(b, Table) and not _long_table(b) else b for b in blocks[lead:]]
+    rest = [ShortTable(b) if isinstance(b, Table) and not _long_table(b) else b for b in blocks[lead:]]
     return [CondPageBreak(ROOM_FOR_A_SECTION), KeepTogether([heading(title), *blocks[:lead]]), *rest]
 
 

@@ -375,3 +375,28 @@ def test_an_audit_trail_trade_without_its_fill_shows_no_cost_it_does_not_know(se
     text = " ".join(read(generate("compliance", engine, settings, default_calendar(), NOW).pdf).text.split())
     assert f"{PRICED.isoformat()} AAA BUY 100 10.00 1,000.00 12.34 -" in text, text
     assert 'All costs "-": a trade stored without its fill, so the spread and impact paid are not known' in text
+
+
+def _pages_with(rows: int, above_mm: float) -> list[str]:
+    """The pages of a section whose note leads a `rows`-row statistics table, under `above_mm` of text."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Spacer
+
+    from reports.layout import SMALL, section
+
+    table = data_table(["Statistic", "Value"], [[f"Row {i:02d}", f"{i}.00"] for i in range(1, rows + 1)])
+    notes = [text("The span and the cost model.", SMALL), text("Under a year of returns.", SMALL), Spacer(0, 4)]
+    story = [Spacer(0, above_mm * mm), *section("Track record", *notes, table)]
+    return read(render(story, company="Co", title="Layout", page_size="A4", subject="test").pdf).pages
+
+
+def test_a_short_table_fills_the_page_it_starts_on_rather_than_leave_half_of_it_blank() -> None:
+    """A reviewer's run: the Briefing's track-record table (17 rows) moved whole to the next
+    page and left half of page 3 blank under its heading. With room for several rows it
+    starts under its heading and continues, its header repeated, on the next page; with room
+    for a row or two only it still moves whole."""
+    split = _pages_with(17, 170)
+    assert "Track record" in split[0] and "Row 01" in split[0] and "Row 17" in split[1], split
+    assert "Statistic" in split[1], "the header row repeats on the page the table continues on"
+    whole = _pages_with(17, 200)
+    assert "Track record" in whole[0] and "Row" not in whole[0] and "Row 01" in whole[1], whole
