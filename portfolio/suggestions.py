@@ -40,9 +40,11 @@ more than one session fills (`rails.booked_whole`, the cap every suggestion is p
 the rails read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
 close stored after T2 planned is refused, not booked); D's share count, the dividends
-going ex by D and the scored day's reference close are those the plan read (`_unmoved`:
-a split, a dividend notice or a T0 correction of the close stored after T2 planned is a
-conflict, `PlanMoved`, and the suggestion stays pending for the client to reject).
+going ex by D and the scored day's reference prices its limit was computed from (close,
+closing bid and ask, high and low: `PRICED_ON`, recorded in its reason) are those the plan
+read (`_unmoved`: a split, a dividend notice or a T0 correction of any of those prices stored
+after T2 planned is a conflict, `PlanMoved`, and the suggestion stays pending for the client
+to reject).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -111,6 +113,19 @@ class SuggestionReason(Rationale, total=False):
     from (`model_id` and `record` name the model and the record that scored it)."""
 
     signals_from: str
+    # the scored day's quotes and range the limit was computed from, beside `close` (PRICED_ON;
+    # None: the session had none): its confirmation checks them
+    bid: float | None
+    ask: float | None
+    high: float | None
+    low: float | None
+
+
+# The scored day's prices a suggestion's limit is computed from (market/costs.py `fill`: the
+# touch is the closing ask or bid, else the close and the range; the range is the impact's
+# sigma where volatility_20 is unknown), as its reason records them and `_prices_moved`
+# compares them at confirmation, with the words a refusal names each by.
+PRICED_ON = {"close": "close", "bid": "closing bid", "ask": "closing ask", "high": "high", "low": "low"}
 
 
 @dataclass(frozen=True)
@@ -323,6 +338,7 @@ def _suggest_for(
             "fees": o.fees,
             "reason": {
                 **o.rationale,
+                **{field: getattr(sessions[o.symbol], field) for field in PRICED_ON},
                 **_on_count_note(factor_between(later, o.symbol, scored, day)),
                 **_ex_dividend_note(market.dividends.get(o.symbol), day),
                 "signals_from": scored.isoformat(),
@@ -424,31 +440,47 @@ def _ex_dividend_note(per_share: Decimal | None, day: date) -> dict[str, str]:
 def _unmoved(conn: Connection, suggestion: Suggestion) -> None:
     """PlanMoved when the market the plan read moved after T2 planned (a suggestion without
     `signals_from` is not judged): the share count first, then the dividends, then the
-    close, so the refusal names the first thing that moved (a split or a dividend moves the
-    reference close too)."""
+    prices the limit was computed from, so the refusal names the first thing that moved (a
+    split or a dividend moves the reference prices too)."""
     scored = suggestion.reason.get("signals_from")
     if scored is None:
         return
-    for moved in (_count_moved, _dividend_moved, _close_moved):
+    for moved in (_count_moved, _dividend_moved, _prices_moved):
         moved(conn, suggestion, date.fromisoformat(scored))
 
 
-def _close_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
-    """PlanMoved when the scored day's reference close (`reference_market`, as the plan read
-    it) is not the one the plan priced on (its reason's `close`; a reason without one, or a
-    name the market no longer has a bar of, is not judged): T0 corrected the close after T2
-    planned. A correction inside the price band let the old limit through: a buy planned on
-    a close of 50 corrected to 45 was booked 11% over the market, a sell as much above it."""
-    planned, day, symbol = suggestion.reason.get("close"), suggestion.trading_date, suggestion.symbol
+def _prices_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
+    """PlanMoved when a price of the scored day's reference session (`reference_market`, as
+    the plan read it) the limit was computed from is not the one the plan recorded (PRICED_ON,
+    in that order: a reason compares what it recorded, a suggestion stored before the quotes
+    were kept its `close` alone; a name the market no longer has a bar of is not judged): T0
+    corrected the scored day's bar after T2 planned. A correction inside the price band let the
+    old limit through: a buy planned on a close of 50 corrected to 45 was booked 11% over the
+    market, one planned on an ask of 50.10 corrected to 47.00 (its close unchanged) 6.6% over it."""
+    day, symbol, reason = suggestion.trading_date, suggestion.symbol, suggestion.reason
     session = reference_market(conn, scored, day, [symbol]).sessions.get(symbol)
-    if planned is None or session is None or abs(session.close - planned) <= 1e-9 * max(abs(planned), 1.0):
+    if session is None:
         return
-    raise PlanMoved(
-        f"{symbol}'s {scored.isoformat()} close was corrected after this suggestion was planned ({planned:,.2f} "
-        f"then, {session.close:,.2f} now): its limit price was planned on the old close; reject it and, to trade "
-        "now, place a manual trade (its preview prices it on the corrected close); the next morning's suggestions "
-        "are planned on the corrected close"
-    )
+    for field, words in PRICED_ON.items():
+        planned, now = reason.get(field), getattr(session, field)
+        if field not in reason or _same_price(planned, now):
+            continue
+        raise PlanMoved(
+            f"{symbol}'s {scored.isoformat()} {words} was corrected after this suggestion was planned "
+            f"({_price_words(planned)} then, {_price_words(now)} now): its limit price was planned on the old "
+            f"{words}; reject it and, to trade now, place a manual trade (its preview prices it on the corrected "
+            f"{words}); the next morning's suggestions are planned on the corrected {words}"
+        )
+
+
+def _same_price(planned: float | None, now: float | None) -> bool:
+    if planned is None or now is None:
+        return planned is None and now is None
+    return abs(now - planned) <= 1e-9 * max(abs(planned), 1.0)
+
+
+def _price_words(price: float | None) -> str:
+    return "none" if price is None else f"{price:,.2f}"
 
 
 def _dividend_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:

@@ -127,19 +127,33 @@ def test_a_dividend_stored_after_the_plan_refuses_the_confirmation(served) -> No
     assert [(p["symbol"], p["quantity"]) for p in positions] == [("OUT", 1000)]
 
 
-def test_a_close_corrected_after_the_plan_is_a_conflict_that_says_so(served) -> None:
-    """T2 planned the SELL of OUT on Friday's close of 20.00; T0 then corrected that close
-    to 18.00, inside the band, so the old limit (19.85, 10% over the corrected close) was
-    booked. Both transports answer a conflict that says the close was corrected and what the
-    client can do, book nothing, and leave the suggestion to reject."""
+@pytest.mark.parametrize(
+    ("bar", "said"),
+    [
+        (
+            (18.0, 17.9, 18.1),
+            "OUT's 2026-11-20 close was corrected after this suggestion was planned (20.00 then, 18.00 now)",
+        ),
+        (
+            (20.0, 18.9, 19.0),
+            "OUT's 2026-11-20 closing bid was corrected after this suggestion was planned (19.90 then, 18.90 now)",
+        ),
+    ],
+    ids=["close", "quotes-only"],
+)
+def test_a_close_or_quotes_corrected_after_the_plan_is_a_conflict_that_says_so(served, bar, said) -> None:
+    """T2 planned the SELL of OUT on Friday's close of 20.00 and bid of 19.90; T0 then
+    corrected the close to 18.00, or only the quotes (bid 18.90, the close standing), inside
+    the band, so the old limit (19.85, 10% or 5% over the corrected market) was booked. Both
+    transports answer a conflict that says what was corrected and what the client can do,
+    book nothing, and leave the suggestion to reject."""
     http, clock, settings = served
     run_stage("t2_suggestions", MONDAY, settings=settings)
     clock.moment = MONDAY_MORNING
     (sell,) = [s for s in http.get("/api/suggestions").json()["items"] if s["side"] == "SELL"]
     assert Decimal(sell["limit_price"]) > 19, sell
     with service_engine(settings).begin() as conn:  # T0's correction of Friday's bar
-        append_history(conn, tables.eod_prices, [price_row("OUT", DAY, 18.0, 40_000, 17.9, 18.1)])
-    said = "OUT's 2026-11-20 close was corrected after this suggestion was planned (20.00 then, 18.00 now)"
+        append_history(conn, tables.eod_prices, [price_row("OUT", DAY, bar[0], 40_000, *bar[1:])])
     refused = http.post(f"/api/suggestions/{sell['suggestion_id']}/confirm")
     assert refused.status_code == 409, refused.text
     problem = refused.json()

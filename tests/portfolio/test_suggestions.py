@@ -359,19 +359,35 @@ def test_a_split_announced_after_the_plan_refuses_the_confirmation_not_books_the
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
 
 
-def test_a_close_corrected_after_the_plan_refuses_the_confirmation_not_books_the_old_limit(store) -> None:
-    """T2 planned a buy of LIQ at 50.1x on Friday's close of 50; T0 then corrected that
-    close to 45 (inside the 15% band, so the band let the old limit through): confirming
-    booked the buy about 11% over the corrected close. The confirmation is refused as a
-    conflict saying the close was corrected and what the client can do; nothing is booked
-    and the suggestion stays pending, so the client can still reject it."""
+@pytest.mark.parametrize(
+    ("bar", "said"),
+    [
+        (
+            (45.0, 44.9, 45.1),
+            "LIQ's 2026-11-20 close was corrected after this suggestion was planned (50.00 then, 45.00 now)",
+        ),
+        (
+            (50.0, 46.9, 47.0),
+            "LIQ's 2026-11-20 closing bid was corrected after this suggestion was planned (49.90 then, 46.90 now)",
+        ),
+    ],
+    ids=["close", "quotes-only"],
+)
+def test_a_close_or_quotes_corrected_after_the_plan_refuse_the_confirmation_not_book_the_old_limit(
+    store, bar, said
+) -> None:
+    """T2 planned a buy of LIQ at 50.1x on Friday's close of 50 and ask of 50.10; T0 then
+    corrected that close to 45, or only the quotes to 46.90/47.00 (the close standing),
+    inside the 15% band, so the band let the old limit through: confirming booked the buy
+    about 11% over the corrected close, or 6.6% over the corrected ask. The confirmation is
+    refused as a conflict saying what was corrected and what the client can do; nothing is
+    booked and the suggestion stays pending, so the client can still reject it."""
     engine, settings, acme, _ = store
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
-    assert pending.limit_price > 50 and pending.reason["close"] == 50.0
+    assert pending.limit_price > 50 and pending.reason["close"] == 50.0 and pending.reason["ask"] == 50.1
     with engine.begin() as conn:  # T0's correction of Friday's bar
-        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 45.0, 40_000, 44.9, 45.1)])
-    said = "LIQ's 2026-11-20 close was corrected after this suggestion was planned (50.00 then, 45.00 now)"
+        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, bar[0], 40_000, *bar[1:])])
     with pytest.raises(suggestions.PlanMoved, match=re.escape(said)) as refused:
         suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
     assert isinstance(refused.value, ConflictError) and "reject it" in refused.value.detail
@@ -379,6 +395,22 @@ def test_a_close_corrected_after_the_plan_refuses_the_confirmation_not_books_the
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("100000")
     assert suggestions.reject(engine, acme, pending.suggestion_id, now=MORNING).state == "REJECTED"
+
+
+def test_a_suggestion_stored_before_its_quotes_were_recorded_is_judged_on_its_close(store, monkeypatch) -> None:
+    """A suggestion T2 stored before its reason recorded the quotes and range (its `close`
+    alone) keeps confirming: a later correction of only the quotes is not held against what
+    it never recorded, while its close is still compared."""
+    engine, settings, acme, _ = store
+    monkeypatch.setattr(suggestions, "PRICED_ON", {"close": "close"})  # what older code recorded
+    suggestions.generate(engine, settings, MONDAY, now=MORNING)
+    monkeypatch.undo()
+    (pending,) = suggestions.list_pending(engine, acme, now=MORNING)
+    assert "ask" not in pending.reason and pending.reason["close"] == 50.0
+    with engine.begin() as conn:  # T0's correction of Friday's quotes, the close standing
+        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 50.0, 40_000, 49.85, 50.05)])
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert done.state == "CONFIRMED"
 
 
 def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_spent(store) -> None:
