@@ -29,7 +29,6 @@ re-decide `decided_frame`'s rows and read them back with `with_signals`.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
@@ -46,7 +45,7 @@ from models.dataset import build_panel
 from models.decisions import BOOK_NAMES, HORIZON, decide
 from models.walkforward import WalkForwardConfig, walk_forward
 from portfolio.book import BookDay, Mandate, Outlook, plan_book
-from portfolio.delisting import READINGS, Absence, BookView, DelistingRule, book_view
+from portfolio.delisting import READINGS, Absence, BookView, DelistingRule, absence, book_view
 from portfolio.executor import Execution, Order, Signal, fill_orders, split_adjusted
 from portfolio.ledger import split_quantity
 from portfolio.rails import TRAPPED, MarketDay, exit_state
@@ -213,6 +212,11 @@ class PreparedDay:
     # views/null_record.py): a replay puts what it holds and has pending on this day's
     # count (`_Replay.on_count`). Empty where the prices are split-adjusted (`prepare_days`).
     splits: tuple[Split, ...] = ()
+    # The market's sessions after the day before and on or before this one (the first day: every
+    # one up to it), what the delisting rule counts a gap in (portfolio/delisting.py `absence`),
+    # where the days are not every session (the null record's replay of the AI book's executed
+    # days, views/null_record.py); empty: the day alone is one (`prepare_days`: every session).
+    sessions: tuple[date, ...] = ()
 
 
 def decided_frame(
@@ -361,7 +365,8 @@ def run_backtest(
     `prepare_days` made of them at the same fee rate and number of names (a grid of books
     reuses them). A held name without a row for `delisting.after_sessions` sessions is
     delisted (portfolio/delisting.py; default: DelistingRule()): out of the book's names,
-    valued by the rule's reading, listed in `delistings`. On a day with `splits` (a
+    valued by the rule's reading, listed in `delistings`; the sessions counted are the days'
+    (a PreparedDay's `sessions`, else the day itself). On a day with `splits` (a
     PreparedDay's) the holdings and pending orders go onto its share count first
     (`_Replay.on_count`)."""
     if fills not in FILL_MODES:
@@ -376,7 +381,8 @@ def run_backtest(
     )
     if not days:
         return result
-    replay = _Replay(days, fees, mandate, fills, result, Decimal(str(starting_cash)), [d.day for d in days])
+    dates, sessions = [d.day for d in days], [s for d in days for s in (d.sessions or (d.day,))]
+    replay = _Replay(days, fees, mandate, fills, result, Decimal(str(starting_cash)), dates, sessions=sessions)
     rows = [replay.day(number) for number in range(len(days))]
     result.curve = pd.DataFrame(rows)
     result.trades = pd.DataFrame(replay.trades)
@@ -396,6 +402,9 @@ class _Replay:
     result: BacktestResult
     cash: Decimal
     dates: list[date] = field(default_factory=list)  # each day's date, by its number
+    # the market's sessions the delisting rule counts (`_absences`, in date order: the days'
+    # `sessions`); empty: the replay's days
+    sessions: Sequence[date] = ()
     held: dict[str, int] = field(default_factory=dict)
     pending: list[Order] = field(default_factory=list)
     decided_on: date | None = None
@@ -472,18 +481,14 @@ class _Replay:
             self.pending = split_adjusted(self.pending, splits, since.isoformat(), day)
 
     def _absences(self, number: int) -> dict[str, Absence]:
-        """Each held name without a row on day `number`: its last row and the sessions since."""
-        prepared, rule = self.days[number], self.result.delisting
-        out = {}
-        for symbol in self.held:
-            last_row = prepared.last_rows.get(symbol)
-            if last_row is None:
-                continue
-            last = bisect_right(self.dates, last_row) - 1  # its last row may be no day of the replay
-            after = [d.day for d in self.days[last + 1 : min(number, last + rule.after_sessions) + 1]]
-            delisted_on = rule.delisted_on(after, rule.notice(symbol, last_row, prepared.day))
-            out[symbol] = Absence(last_row, prepared.market[symbol].close, number - last, delisted_on)
-        return out
+        """Each held name without a row on day `number`: its last row and the market's sessions
+        since (`sessions`, else the replay's days: `delisting.absence`)."""
+        prepared, rule, sessions = self.days[number], self.result.delisting, self.sessions or self.dates
+        return {
+            symbol: absence(rule, symbol, last_row, prepared.market[symbol].close, sessions, prepared.day)
+            for symbol in self.held
+            if (last_row := prepared.last_rows.get(symbol)) is not None
+        }
 
 
 @dataclass

@@ -9,11 +9,13 @@ delisted from the session on which the gap reached the count (`Absence.delisted_
 the store, the exchange's DELISTING notice dated after the name's last row delists it from
 the notice's date, whatever the count (`DelistingRule.notices`, `stored_rule`). A
 session is a day on which the market has any row: the backtest's days, the store's dates
-with prices. Before then the position is carried at its last close with no trades
-(TRAPPED and nothing else: without a row its volume is unknown, not slow; out of liquid
-equity, as the rail says), and its position says so (`Absence.describe`: "no row since D
-(N sessions): ... delisted after 60 sessions without a row (M more) unless it has one
-again"). A name that has a row again is no longer delisted (a long suspension that ended), and its gap counts afresh.
+with prices (`stored_sessions`; a replay of the AI book's executed days, the track record's
+null books, counts these, not the days it replays), counted once (`absence`). Before
+then the position is carried at its last close with no trades (TRAPPED and nothing else:
+without a row its volume is unknown, not slow; out of liquid equity, as the rail says),
+and its position says so (`Absence.describe`: "no row since D (N sessions): ... delisted
+after 60 sessions without a row (M more) unless it has one again"). A name that has a
+row again is no longer delisted (a long suspension that ended), and its gap counts afresh.
 
 **What it is worth** (`DelistingRule.reading`, MARKETINTEL_DELISTED_VALUE): `nothing` (the
 default, conservative): nothing, until a corporate action gives a value per share (a
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import date
 from typing import Protocol
@@ -165,6 +167,27 @@ class Absence:
             f"nothing can be sold; delisted after {rule.after_sessions} sessions without a row ({left} more) "
             "unless it has one again"
         )
+
+
+def absence(
+    rule: DelistingRule, symbol: str, last_row: date, last_close: float, sessions: Sequence[date], day: date
+) -> Absence:
+    """`symbol` without a row on `day` since `last_row`, by the one count: the sessions of
+    `sessions` (the market's, in date order: the dates on which it has any row, `stored_sessions`;
+    the backtest's days) after its last row and on or before `day`, and the session on which that
+    gap reached `rule.after_sessions` (or the exchange's notice). The live book, the positions and
+    every replayed book (portfolio/backtest.py) count a gap here, never by the days a book traded."""
+    start, end = bisect_right(sessions, last_row), bisect_right(sessions, day)
+    counted = list(sessions[start : min(end, start + rule.after_sessions)])  # the rule reads no further
+    return Absence(last_row, last_close, end - start, rule.delisted_on(counted, rule.notice(symbol, last_row, day)))
+
+
+def stored_sessions(conn: Connection, after: date, day: date) -> list[date]:
+    """The store's sessions after `after` and on or before `day`, in date order: the dates on
+    which it holds any price (what the delisting rule counts, `absence`)."""
+    c = tables.eod_prices.c
+    query = select(c.trading_date).distinct().where(c.trading_date > after, c.trading_date <= day)
+    return sorted(d for (d,) in conn.execute(query))
 
 
 @dataclass(frozen=True)
@@ -387,21 +410,15 @@ def stored_absences(
             conn, tables.eod_prices, where=[c.symbol.in_(sorted(gone)), c.trading_date.in_(sorted(set(gone.values())))]
         )
     }
-    sessions = [
-        d
-        for (d,) in conn.execute(
-            select(c.trading_date).distinct().where(c.trading_date > min(gone.values()), c.trading_date <= day)
-        )
-    ]
-    sessions.sort()
+    sessions = stored_sessions(conn, min(gone.values()), day)
     through = max(day, count_of) if count_of is not None else day
     splits = stored_splits(conn, through, gone, after=min(gone.values()))
-    out = {}
-    for symbol, last in gone.items():
-        after = sessions[bisect_right(sessions, last) :]
-        close = closes[(symbol, last)] / factor_between(splits, symbol, last, through)
-        out[symbol] = Absence(last, close, len(after), rule.delisted_on(after, rule.notice(symbol, last, day)))
-    return out
+    return {
+        symbol: absence(
+            rule, symbol, last, closes[(symbol, last)] / factor_between(splits, symbol, last, through), sessions, day
+        )
+        for symbol, last in gone.items()
+    }
 
 
 def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, day: date) -> str | None:

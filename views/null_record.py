@@ -17,6 +17,9 @@ What a replay reads, each part once for all the days (not one query per day):
 - the signal's persistence known on each day (`portfolio.market.persistence_known_over`),
   which the book weighs a trade's hold with (portfolio/book.py `Outlook`);
 - which symbols are ordinary shares (the instruments' types);
+- the store's sessions (`portfolio.delisting.stored_sessions`: its dates with prices), in
+  which the delisting rule counts a held name's gap, as the live book's does: the executed
+  days skip the sessions the AI book did not run (`stored_replay`);
 - the splits with an ex-date over the days (`store.splits.stored_splits`): each day's
   market is on its own share count, so every book's holdings and pending orders go onto
   the new count from the ex-date on, as the live book's do (`portfolio.backtest.PreparedDay`'s
@@ -43,6 +46,7 @@ found at the next change.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import date
@@ -58,7 +62,7 @@ from models.decisions import HORIZON
 from models.scoring import served_predictions
 from portfolio.backtest import PreparedDay, carried_forward, decided_frame, signals_of
 from portfolio.book import Mandate
-from portfolio.delisting import DelistingRule, stored_rule
+from portfolio.delisting import DelistingRule, stored_rule, stored_sessions
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import market_days_over, persistence_known_over
 from portfolio.nulls import AgainstNulls, NullBand, NullPlan, Replay, against_nulls, no_books
@@ -164,12 +168,15 @@ def replay_of(
     cash: float,
     delisting: DelistingRule | None = None,
     splits: tuple[Split, ...] = (),
+    sessions: tuple[date, ...] = (),
 ) -> Replay:
     """The replay of the executed days' reads (in date order): each day's served
     predictions on its market, decided at the fee schedule's rate; a name priced on an
     earlier day and not on this one carries its last close with no trades and the date of
     its last row, as the backtest's days do (`carried_forward`), so `delisting` delists a
-    held name whose rows end on the day the backtest would. `splits`: the stored splits
+    held name whose rows end on the session the live book does: counted in `sessions`, the
+    store's (`delisting.stored_sessions`; empty: the days are every session), not in the
+    days the AI book executed, which skip the sessions it did not run. `splits`: the stored splits
     over the days, each given to the day of its ex-date or the first after it (and to the
     carry), so every book's holdings and orders are on each day's share count."""
     mandate = Mandate()
@@ -191,8 +198,22 @@ def replay_of(
         signals = signals_of(rows_of_day) if rows_of_day is not None else {}
         since = days[-1].day if days else day  # the first day: nothing held yet
         split = tuple(s for s in splits if since < s.ex_date <= day)
-        days.append(PreparedDay(day, market, signals, read.persistence, last_rows, split))
+        between = sessions[bisect_right(sessions, days[-1].day) if days else 0 : bisect_right(sessions, day)]
+        days.append(PreparedDay(day, market, signals, read.persistence, last_rows, split, between))
     return Replay(days, decided, fees, mandate, "costed", float(cash), HORIZON, delisting)
+
+
+def stored_replay(conn: Connection, reads: dict[date, DayRead], fees: FeeSchedule, cash: float) -> Replay:
+    """`replay_of` the executed days' `reads` (some) with what the store says of them: which
+    names are ordinary shares, the live book's delisting rule with its settlements and notices
+    (portfolio/delisting.py `stored_rule`), counted in the store's sessions (`stored_sessions`,
+    not the days the AI book executed), and the splits over the days."""
+    ordinary = {symbol: is_ordinary(kind) for symbol, kind in instrument_types(conn).items()}
+    symbols = {s for r in reads.values() for s in r.market}
+    rule = stored_rule(conn, get_settings(), max(reads), symbols)
+    splits = tuple(stored_splits(conn, max(reads), symbols, after=min(reads)))
+    sessions = tuple(stored_sessions(conn, date.min, max(reads)))
+    return replay_of(reads, ordinary, fees, cash, rule, splits, sessions)
 
 
 _MARKET_COLUMNS = (
@@ -303,12 +324,7 @@ class NullRecords:
             return AgainstNulls(
                 NullRecord(len(reads), families=families, note=why), NullBand([], [], [], [], [], [], [])
             )
-        ordinary = {symbol: is_ordinary(kind) for symbol, kind in instrument_types(conn).items()}
-        # the live book's delisting rule (portfolio/delisting.py), with the store's settlements
-        symbols = {s for r in reads.values() for s in r.market}
-        rule = stored_rule(conn, get_settings(), max(reads), symbols)
-        splits = tuple(stored_splits(conn, max(reads), symbols, after=min(reads)))
-        return against_nulls(replay_of(reads, ordinary, fees, cash, rule, splits), self.plan, benchmark)
+        return against_nulls(stored_replay(conn, reads, fees, cash), self.plan, benchmark)
 
     def _state(self, key: tuple) -> _State:
         with self._lock:

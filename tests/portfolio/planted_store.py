@@ -6,6 +6,7 @@ AI portfolio's executed days on that record, so the track record's null books re
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import date
 
 import pandas as pd
@@ -38,10 +39,18 @@ def planted_world(
     return build_engine(url)
 
 
-def seed_planted(engine: Engine, frame: pd.DataFrame, cash: float, fees: FeeSchedule, last: date = DAY) -> list[date]:
+def seed_planted(
+    engine: Engine,
+    frame: pd.DataFrame,
+    cash: float,
+    fees: FeeSchedule,
+    last: date = DAY,
+    skipped: Collection[int] = (),
+) -> list[date]:
     """`frame` (planted's rows: one per symbol and day) on the trading days up to `last`;
-    the executed days, in order. The executed days' own book is left flat at `cash` (their
-    ledger is not what the null books replay)."""
+    the executed days, in order: every planted day but the `skipped` (their numbers), the
+    sessions the AI book did not run. The executed days' own book is left flat at `cash`
+    (their ledger is not what the null books replay)."""
     planted_days = sorted(frame["date"].unique())
     sessions = days_up_to(last, len(planted_days) + HISTORY)
     on = dict(zip(planted_days, sessions[HISTORY:], strict=True))
@@ -62,8 +71,9 @@ def seed_planted(engine: Engine, frame: pd.DataFrame, cash: float, fees: FeeSche
         )
         append_history(conn, tables.eod_prices, bars)
         append_history(conn, tables.validation_predictions, [_stored(r) for r in decided.itertuples(index=False)])
-        append_history(conn, tables.portfolio_days, [_executed(day, cash) for day in sessions[HISTORY:]])
-    return sessions[HISTORY:]
+        executed = [day for number, day in enumerate(sessions[HISTORY:]) if number not in skipped]
+        append_history(conn, tables.portfolio_days, [_executed(day, cash) for day in executed])
+    return executed
 
 
 def _stored(r) -> dict:

@@ -16,9 +16,9 @@ from sqlalchemy import Engine
 
 import views.null_record
 from market.fees import FeeSchedule
-from market.settings import Settings
+from market.settings import Settings, get_settings
 from portfolio.backtest import _market_day, run_backtest
-from portfolio.delisting import DelistingRule
+from portfolio.delisting import DelistingRule, stored_absences, stored_rule
 from portfolio.ledger import AI_PORTFOLIO
 from portfolio.market import known_persistence, market_days, market_days_over, persistence_known_over
 from portfolio.nulls import NullPlan, beside_live, replay_book
@@ -26,11 +26,20 @@ from portfolio.track_record import NullRecord
 from portfolio.trading import move_cash, open_client_portfolio
 from reports.format import null_books_summary
 from store import tables
+from store.engine import service_engine
 from store.history import append_history
-from tests.portfolio.planted_store import planted_world
+from tests.portfolio.planted_store import planted_world, seed_planted
 from tests.portfolio.seed import CALENDAR, price_row
 from tests.portfolio.test_nulls import BOOK, planted
-from views.null_record import MODEL_OUTPUTS, DayRead, NullRecords, executed_days, read_days, replay_of
+from views.null_record import (
+    MODEL_OUTPUTS,
+    DayRead,
+    NullRecords,
+    executed_days,
+    read_days,
+    replay_of,
+    stored_replay,
+)
 from views.track_record import ai_track_record
 
 FEES = FeeSchedule()
@@ -279,6 +288,33 @@ def test_the_null_records_replay_delists_a_name_whose_rows_end_as_the_backtest_d
     assert delisted and delisted[0][0] == best
     assert [(e["symbol"], e["delisted_on"]) for e in replayed.delistings] == delisted
     assert replayed.curve.equity.iloc[-1] == pytest.approx(backtest.curve.equity.iloc[-1])
+
+
+def test_a_null_book_writes_a_name_off_on_the_live_books_session_where_the_ai_book_skipped_days(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's favourite name stops trading after day 10 and the AI book ran one session
+    in three from then on. The live book and every portfolio's positions count the store's
+    sessions: the name is delisted, worth nothing, 3 sessions after its last row. The null
+    record's replay counted the AI book's executed days, so the model's replayed book (each
+    null book holding the name alike) still valued it at its last close on the executed days
+    after the live book had written it off, and wrote it off two executed days later."""
+    monkeypatch.setenv("MARKETINTEL_DELIST_AFTER_SESSIONS", "3")
+    get_settings.cache_clear()
+    frame = planted(3, signal=True, days=40)
+    best = frame.groupby("symbol")["expected_return"].mean().idxmax()
+    frame = frame[~((frame.symbol == best) & (frame.date > sorted(frame.date.unique())[10]))]
+    engine = service_engine(settings)
+    executed = seed_planted(engine, frame, CASH, FEES, skipped=[n for n in range(11, 40) if n % 3])
+    with engine.connect() as conn:
+        rule = stored_rule(conn, get_settings(), executed[-1], [best])
+        live = stored_absences(conn, executed[-1], [best], rule)[best]
+        replay = stored_replay(conn, read_days(conn, executed_days(conn)), FEES, CASH)
+    replayed, _ = replay_book(replace(replay, mandate=BOOK))
+    assert [(e["symbol"], e["delisted_on"]) for e in replayed.delistings] == [(best, live.delisted_on)]
+    written_off = min(d for d in executed if d >= live.delisted_on)  # the first executed day it is
+    curve = replayed.curve.set_index("date")
+    assert curve.loc[written_off, "delisted"] == 1 and curve.loc[written_off, "delisted_nothing"] == 0
 
 
 def _reads_of(frame) -> dict:
