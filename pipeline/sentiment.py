@@ -55,7 +55,7 @@ def _unscored_texts(conn: Connection):  # noqa: ANN202
     scores = tables.sentiment_scores
     for kind, table, _ in _SOURCES:
         where = [table.c.status == "OK"] if kind == "DISCLOSURE" else []
-        current = current_query(table, where=where).subquery()
+        current = current_query(table, where=where, dialect=conn.dialect.name).subquery()
         scored = select(scores.c.id).where(
             scores.c.doc_kind == kind, scores.c.doc_id == current.c.id, scores.c.scorer == SCORER_ID
         )

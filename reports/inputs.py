@@ -301,7 +301,7 @@ def _price_origins(conn: Connection, replay: Any) -> list[Origin]:
     """[{origin, detail, days, first_day, last_day}]: each market day with stored prices
     counted once, under the delivery its prices came with (the latest one when several
     did) or, for prices stored without a delivery, their source."""
-    prices = current_query(tables.eod_prices).subquery()
+    prices = current_query(tables.eod_prices, dialect=conn.dialect.name).subquery()
     rows = conn.execute(select(prices.c.trading_date, prices.c.delivery_id, prices.c.source).distinct()).all()
     by_day: dict[date, tuple[int | None, str]] = {}
     for day, delivery_id, source in rows:

@@ -220,7 +220,7 @@ def stored_pages(
                 ]
             )
         ]
-    current = current_query(tables.daily_bars, where=where).subquery()
+    current = current_query(tables.daily_bars, where=where, dialect=conn.dialect.name).subquery()
     order = current.c.trading_date.desc() if newest_first else current.c.trading_date
     ranked = select(
         current, func.row_number().over(partition_by=current.c.symbol, order_by=order).label("n")
@@ -273,7 +273,8 @@ def _item(row: Mapping) -> Bar:  # a BarRow, or a stored row's mapping
 def stored_series(conn: Connection, symbol: str) -> pd.DataFrame:
     """Every stored bar of `symbol`, oldest first, as a frame (what `symbol_statistics` reads)."""
     b = tables.daily_bars.c
-    rows = conn.execute(current_query(tables.daily_bars, where=[b.symbol == symbol])).mappings().all()
+    query = current_query(tables.daily_bars, where=[b.symbol == symbol], dialect=conn.dialect.name)
+    rows = conn.execute(query).mappings().all()
     frame = pd.DataFrame([dict(r) for r in rows], columns=[c.name for c in tables.daily_bars.c])
     return frame.sort_values("trading_date", kind="stable").reset_index(drop=True)
 

@@ -195,7 +195,7 @@ def _served_between(
     served = tuple_(table.c.trading_date, table.c.model_id).in_(served_models(table, days))
     # Every condition is on the natural key (a day's served model is a key column), so a
     # key's versions are kept or left out together and the current one is current_rows'.
-    query = current_query(table, where=[*asked(table), served])
+    query = current_query(table, where=[*asked(table), served], dialect=conn.dialect.name)
     if limit is not None:
         page = query.subquery()
         place = func.row_number().over(partition_by=page.c.symbol, order_by=page.c.trading_date).label("place")

@@ -187,3 +187,63 @@ def test_where_a_row_came_from_is_not_what_it_says(settings: Settings) -> None:
         (row,) = current_rows(conn, tables.eod_prices)
         assert again.inserted == 0 and (row["source"], row["delivery_id"]) == ("http://x", delivered["id"])
         assert append_history(conn, tables.eod_prices, [_price("GK", 88.5, source="import:ohlcv")]).inserted == 1
+
+
+def _versions(conn) -> None:
+    """Versions with corrections, ties in recorded_at (broken by id), a version recorded
+    earlier than the one it follows, and a correction that a non-key filter leaves out."""
+    day2 = DAY + timedelta(days=1)
+    hour = timedelta(hours=1)
+    rows = [
+        (_price("A", 1.0), T0),
+        (_price("A", 2.0), T0 + hour),
+        (_price("A", 3.0), T0 + hour),  # same instant, higher id: the current one
+        ({**_price("A", 4.0), "trading_date": day2}, T0 + 2 * hour),
+        ({**_price("A", 5.0), "trading_date": day2}, T0),  # recorded earlier, higher id
+        (_price("B", 6.0, volume=5), T0),
+        (_price("B", 7.0, volume=0), T0 + hour),
+        ({**_price("C", 8.0), "trading_date": day2}, T0 + hour),
+        ({**_price("C", 9.0), "trading_date": day2}, T0 + hour),
+    ]
+    for row, recorded_at in rows:
+        conn.execute(tables.eod_prices.insert(), [{**row, "recorded_at": recorded_at}])
+
+
+def test_each_form_of_the_current_versions_reads_the_same_rows(settings: Settings) -> None:
+    """The NOT EXISTS form (`current_query` on SQLite) and the row_number() form (elsewhere)
+    pick the same versions: with ties, corrections, `as_of` and `where` filters, including a
+    filter on a non-key column and one with a subquery over the same table."""
+    from store.history import current_query
+
+    engine = service_engine(settings)
+    p = tables.eod_prices.c
+    other = tables.eod_prices.alias("other")
+    cases = [
+        {},
+        {"as_of": T0 + timedelta(minutes=30)},
+        {"as_of": T0 + timedelta(hours=1)},
+        {"where": [p.symbol == "A"]},
+        {"where": [p.volume > 0]},
+        {"where": [p.trading_date > DAY], "as_of": T0 + timedelta(hours=1)},
+        {"where": [p.symbol.in_(select(other.c.symbol).where(other.c.close >= 8.0))]},
+        {"where": [p.close < 3.0], "columns": ["symbol", "trading_date", "close"]},
+    ]
+    assert "EXISTS" in str(current_query(tables.eod_prices, dialect="sqlite"))
+    assert "row_number" in str(current_query(tables.eod_prices, dialect=None))
+    with engine.begin() as conn:
+        _versions(conn)
+        for case in cases:
+            ranked, unsuperseded = (
+                sorted(tuple(r) for r in conn.execute(current_query(tables.eod_prices, dialect=dialect, **case)))
+                for dialect in (None, "sqlite")
+            )
+            assert unsuperseded == ranked, case
+        latest = {(r["symbol"], r["trading_date"]): r["close"] for r in current_rows(conn, tables.eod_prices)}
+        matching = current_rows(conn, tables.eod_prices, where=[p.volume > 0], columns=["symbol", "close"])
+    assert latest == {
+        ("A", DAY): 3.0,
+        ("A", DAY + timedelta(days=1)): 4.0,
+        ("B", DAY): 7.0,
+        ("C", DAY + timedelta(days=1)): 9.0,
+    }
+    assert {r["symbol"]: r["close"] for r in matching if r["symbol"] == "B"} == {"B": 6.0}
