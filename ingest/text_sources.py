@@ -381,15 +381,25 @@ def _known_address(conn: Connection, url: str) -> bool:
 
 def _stored_elsewhere(run: _DisclosureRun, url: str, sha: str) -> bool:
     """Whether the file `url` gave (of sha256 `sha`) is a disclosure already stored under
+    another address, looked up before it is read (`_kept_as_address`)."""
+    with write_transaction(run.engine, TEXT_LOCK) as conn:
+        return _kept_as_address(conn, url, sha)
+
+
+def _kept_as_address(conn: Connection, url: str, sha: str) -> bool:
+    """Whether the file `url` gave (of sha256 `sha`) is a disclosure already stored under
     another address: it is stored once, and `url` is kept as an address of it, so that no
-    later run downloads it again (nothing remembered that address: every run fetched it)."""
+    later run downloads it again. Called under the text lock, which the disclosure's own
+    write holds too: the check and the write are one step, so two runs at once finding one
+    file under two new addresses store it once (each stored it, and it counted twice in
+    the day's sentiment)."""
     d = tables.disclosures
-    with run.engine.connect() as conn:
-        same_file = conn.execute(select(d.c.id).where((d.c.file_sha256 == sha) & (d.c.status == "OK"))).first()
+    same_file = conn.execute(
+        select(d.c.id).where((d.c.file_sha256 == sha) & (d.c.status == "OK") & (d.c.url != url))
+    ).first()
     if same_file is None:
         return False
-    with write_transaction(run.engine, TEXT_LOCK) as conn:
-        append_history(conn, tables.disclosure_addresses, [{"url": url, "file_sha256": sha}])
+    append_history(conn, tables.disclosure_addresses, [{"url": url, "file_sha256": sha}])
     return True
 
 
@@ -408,6 +418,8 @@ def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
         log.warning("disclosure %s failed: %s", url, row["failure_reason"])
         run.report.failures.append(f"{url}: {row['failure_reason']}")
     with write_transaction(run.engine, TEXT_LOCK) as conn:
+        if row["status"] == "OK" and _kept_as_address(conn, url, row["file_sha256"]):
+            return  # another run stored the same file meanwhile, under another address
         append_history(conn, tables.disclosures, [row])
         if row["status"] == "OK":
             (stored_row,) = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])

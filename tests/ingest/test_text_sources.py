@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import secrets
 import socket
+import threading
 import time
 import tracemalloc
 import zlib
@@ -599,6 +600,65 @@ def test_the_same_pdf_under_a_new_address_is_stored_once_and_downloaded_once(
     assert stored == [(f"{url}/a.pdf", "OK")]
     assert [(r.disclosures_ok, r.disclosures_failed, r.failures) for r in reports] == [(0, 0, [])] * 3
     assert [p.name for p in (settings.data_dir / "disclosures").iterdir()] == [f"{hashlib.sha256(pdf).hexdigest()}.pdf"]
+
+
+class _HeldExtractor:
+    """A PDF worker that reads only once both runs have downloaded their file (each run's
+    look-up for the same file stored elsewhere is done by then)."""
+
+    def __init__(self, inner: PdfExtractor, both_downloaded: threading.Barrier) -> None:
+        self.inner, self.both_downloaded = inner, both_downloaded
+
+    def extract(self, data: bytes, name: str = "file"):
+        try:
+            self.both_downloaded.wait(timeout=3)
+        except threading.BrokenBarrierError:
+            pass
+        return self.inner.extract(data, name)
+
+
+def test_one_pdf_found_under_two_new_addresses_by_two_runs_at_once_is_stored_and_counted_once(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """Two runs at once (a backfill's day beside the daily run), each finding the same PDF
+    under an address of its own: each looked for the file stored elsewhere before either
+    wrote, and each stored it, so the day's sentiment counted the one disclosure twice."""
+    files, url = site
+    pdf = text_pdf(["Kingston Commercial Bank declares a dividend"])
+    files.pages.update(
+        {
+            "/a.pdf": (200, "application/pdf", pdf),
+            "/b.pdf": (200, "application/pdf", pdf),
+            "/fa": _feed(_item("KCB dividend", f"{url}/d/1", pdf=f"{url}/a.pdf")),
+            "/fb": _feed(_item("KCB dividend notice", f"{url}/d/2", pdf=f"{url}/b.pdf")),
+        }
+    )
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, INSTRUMENTS)
+    both_downloaded, reports = threading.Barrier(2), []
+
+    def run(feed: str, day: date) -> None:
+        own = settings.model_copy(update={"news_feeds": [f"{url}{feed}"], "exchange_retries": 0})
+        with (
+            ExchangeClient("", retries=0) as client,
+            httpx.Client(timeout=15) as http,
+            PdfExtractor.from_settings(own) as extractor,
+        ):
+            held = _HeldExtractor(extractor, both_downloaded)
+            reports.append(ingest_text(service_engine(own), own, day, client, http, held))
+
+    threads = [threading.Thread(target=run, args=(feed, DAY)) for feed in ("/fa", "/fb")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    with service_engine(settings).begin() as conn:
+        stored = [r["status"] for r in current_rows(conn, tables.disclosures)]
+        addresses = conn.execute(select(tables.disclosure_addresses.c.url)).scalars().all()
+        score_new_documents(conn)
+        counted = [t for t in texts_in_window(conn, DAY) if t.kind == "DISCLOSURE"]
+    assert stored == ["OK"] and len(addresses) == 1 and len(counted) == 1
+    assert sorted(r.disclosures_ok for r in reports) == [0, 1]
 
 
 def test_stories_that_all_link_to_one_newsroom_page_are_each_stored_once(
