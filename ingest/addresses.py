@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from urllib.parse import urlsplit
 
 import httpx
 
+from market.budget import Deadline
 from market.errors import MarketIntelError
 from market.text import MAX_KEY_BYTES, fits_key
 
@@ -39,13 +41,16 @@ def origin(url: str) -> Origin:
     return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
 
 
-def check_fetchable(url: str, allow_private: bool = False, trusted: frozenset[Origin] = frozenset()) -> Address | None:
+def check_fetchable(
+    url: str, deadline: Deadline, allow_private: bool = False, trusted: frozenset[Origin] = frozenset()
+) -> Address | None:
     """The address to fetch `url` from: the first its host resolves to, every one of them
     checked (give it to `pinned_request`); None where no address was checked (a `trusted`
     origin, the configured feeds', or `allow_private`): the host name is requested. Raise
     MarketIntelError saying why `url` is not fetched (nothing is requested): too long to
     store (`market.text.fits_key`), no URL (an unclosed IPv6 bracket, a port out of range),
-    not http(s), no host, a host that does not resolve, or one with an internal address."""
+    not http(s), no host, a host that does not resolve, or does not within what is left of
+    `deadline` (the download's), or one with an internal address."""
     if not fits_key(url):
         raise MarketIntelError(f"not fetched: the address is longer than {MAX_KEY_BYTES:,} bytes")
     try:
@@ -58,7 +63,7 @@ def check_fetchable(url: str, allow_private: bool = False, trusted: frozenset[Or
         raise MarketIntelError("not fetched: the address names no host")
     if allow_private or origin(url) in trusted:
         return None
-    addresses = _resolved(parts.hostname)
+    addresses = _resolved(parts.hostname, deadline)
     for address in addresses:
         if internal(address):
             raise MarketIntelError(
@@ -101,14 +106,40 @@ def internal(address: Address) -> bool:
     )
 
 
-def _resolved(host: str) -> list[Address]:
+def _resolved(host: str, deadline: Deadline) -> list[Address]:
     """Every address `host` resolves to (an address written in the URL is itself)."""
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
         pass
     try:
-        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        found = _looked_up(host, deadline)
     except (OSError, UnicodeError) as exc:
         raise MarketIntelError(f"not fetched: {host} does not resolve ({exc})") from None
     return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in found]
+
+
+def _looked_up(host: str, deadline: Deadline) -> list:
+    """`socket.getaddrinfo` of `host`, waited for at most what is left of `deadline`: the
+    system's resolver has no timeout of its own to give (a name server that does not answer
+    held the stage as long as the resolver retried, outside the download's limit). A look-up
+    given up on goes on in its daemon thread until the resolver gives up, and is not waited for."""
+    found: list[list] = []
+    failed: list[OSError | UnicodeError] = []
+
+    def look_up() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP))
+        except (OSError, UnicodeError) as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=look_up, name=f"resolve {host}", daemon=True)
+    thread.start()
+    thread.join(deadline.remaining())
+    if thread.is_alive():
+        raise MarketIntelError(
+            f"not fetched: looking up {host} took longer than the {deadline.seconds:g} s allowed; {deadline.advice}"
+        )
+    if failed:
+        raise failed[0]
+    return found[0]

@@ -438,7 +438,7 @@ def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:
     trusted = frozenset(origin(feed) for feed in feed_urls(settings))  # the operator's own addresses
     try:
         for _ in range(MAX_REDIRECTS + 1):
-            address = check_fetchable(url, settings.allow_private_enclosures, trusted)
+            address = check_fetchable(url, deadline, settings.allow_private_enclosures, trusted)
             request = pinned_request(http, url, address)  # to the address checked, never resolved again
             request.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what `bounded_body` reads
             with closing(http.send(request, stream=True, follow_redirects=False)) as response:

@@ -20,6 +20,11 @@ class Deadline:
         """The budget counted from now (work that waited for its turn starts its clock here)."""
         self._at = time.monotonic() + self.seconds
 
+    def remaining(self) -> float:
+        """The seconds left of the budget (0 once it is spent): how long a wait inside the
+        work may take (a look-up that cannot check the budget itself)."""
+        return max(0.0, self._at - time.monotonic())
+
     def stop(self, why: str) -> None:
         """Make the next `check` raise, from any thread."""
         self._stopped = why

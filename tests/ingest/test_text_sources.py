@@ -894,6 +894,41 @@ def test_a_name_that_resolves_again_to_an_internal_address_is_not_requested_ther
     ]
 
 
+def test_a_host_whose_name_server_does_not_answer_is_given_up_on_at_the_download_limit(
+    settings: Settings, site: tuple[Files, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look-up of an enclosure's host had no timeout and ran before the download's
+    clock: a name server that never answered held the stage as long as the resolver
+    retried. It is the one disclosure's failure, within the limit, and the next is read."""
+    files, url = site
+    port = url.rsplit(":", 1)[1]
+    real = socket.getaddrinfo
+    files.pages["/x.pdf"] = (200, "application/pdf", text_pdf(["Kingston Commercial Bank declares a dividend"]))
+    files.pages["/feed"] = _feed(
+        _item("KCB notice", f"{url}/d/1", pdf=f"http://silent-dns.test:{port}/x.pdf"),
+        _item("KCB dividend", f"{url}/d/2", pdf=f"{url}/x.pdf"),
+    )
+
+    def dns(host: str, *args, **kwargs):
+        if host == "silent-dns.test":
+            time.sleep(8)
+            raise OSError("the name server did not answer")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    settings = settings.model_copy(
+        update={"allow_private_enclosures": False, "news_feeds": [f"{url}/feed"], "pdf_timeout_seconds": 1}
+    )
+    started = time.monotonic()
+    with ExchangeClient("", retries=0) as client, httpx.Client(timeout=5) as http:
+        report = ingest_text(service_engine(settings), settings, DAY, client, http)
+    assert time.monotonic() - started < 5
+    assert report.disclosures_ok == 1 and report.failures == [
+        f"http://silent-dns.test:{port}/x.pdf: not fetched: looking up silent-dns.test took longer than the 1 s "
+        "allowed; retried on the next run"
+    ]
+
+
 def _layered_gzip(zeros: int) -> bytes:
     """`zeros` zero bytes gzipped twice: a few hundred bytes."""
     layer = zlib.compressobj(9, zlib.DEFLATED, 31)
