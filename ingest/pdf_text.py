@@ -3,7 +3,9 @@
 Reading happens in a worker process (`ingest/pdf_worker.py`) under a memory cap
 (RLIMIT_AS, `settings.pdf_sandbox_memory_mb`) and a time limit, so a hostile file (a
 page-count bomb, a decompression bomb, deeply nested objects) costs at most `timeout`
-seconds and cannot take the service down; a worker that runs over is killed and replaced.
+seconds and cannot take the service down; a worker that runs over (its answer still coming
+at the time limit included) is killed and replaced, and its answer is at most
+`TEXT_BYTES_PER_PAGE` for each page of the page limit, never read past that.
 At most `settings.pdf_sandboxes` workers live at once in a process (a slot is taken when a
 worker starts and given back when it is closed; one more waits up to `timeout`, then is
 refused as busy), so hostile files in parallel stay under their product. Before that,
@@ -11,16 +13,18 @@ the bytes must be under the size limit and start like a PDF. The text comes back
 `printable` (market/text.py): a glyph mapped to a control character (a NUL, which Postgres
 refuses in a text column) is dropped for every reader. Every refusal is a
 `PdfRejected` whose message says why: too large, not a PDF, encrypted, too many pages, too
-slow, malformed.
+slow, too much text, malformed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +32,9 @@ from market.errors import BusyError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
 from market.text import printable
 
+# the most text the worker may send back for one page of a file's page limit, as its JSON
+# answer's bytes (a dense page is some 5,000 characters, 6 bytes each where JSON escapes them)
+TEXT_BYTES_PER_PAGE = 200_000
 _SLOTS: dict[int, threading.BoundedSemaphore] = {}  # by size: the process's sandbox slots
 _SLOTS_LOCK = threading.Lock()
 
@@ -73,6 +80,7 @@ class PdfExtractor:
         self, max_bytes: int, max_pages: int, timeout: float, memory_mb: int = 512, sandboxes: int = 2
     ) -> None:
         self.max_bytes, self.max_pages, self.timeout = max_bytes, max_pages, timeout
+        self.max_text_bytes = max_pages * TEXT_BYTES_PER_PAGE
         self.memory_bytes = memory_mb * 2**20
         self._slots = _slots(sandboxes)
         self._holding = False
@@ -117,12 +125,7 @@ class PdfExtractor:
         try:
             worker.stdin.write(len(data).to_bytes(8, "big") + data)
             worker.stdin.flush()
-            ready, _, _ = select.select([worker.stdout], [], [], self.timeout)
-            if not ready:
-                self.close()
-                raise PdfRejected(f"{name} took longer than {self.timeout:g}s to read")
-            header = worker.stdout.read(8)
-            answer = json.loads(worker.stdout.read(int.from_bytes(header, "big"))) if len(header) == 8 else None
+            answer = self._answer(worker, name, time.monotonic() + self.timeout)
         except (BrokenPipeError, ValueError):
             answer = None
         if answer is None:  # the worker died on this file (e.g. killed at its memory cap)
@@ -131,6 +134,39 @@ class PdfExtractor:
         if "refused" in answer:
             raise PdfRejected(f"{name} {answer['refused']}")
         return PdfText(printable(answer["text"]), answer["pages"])
+
+    def _answer(self, worker: subprocess.Popen, name: str, deadline: float) -> dict | None:
+        """The worker's answer to one file, all of it within `deadline` (a worker that
+        stalled mid-answer held its reader for ever) and at most `max_text_bytes` (an answer
+        of any length was read whole into memory); None: the worker died before it was whole."""
+        header = self._received(worker, 8, name, deadline)
+        if len(header) < 8:
+            return None
+        size = int.from_bytes(header, "big")
+        if size > self.max_text_bytes:
+            self.close()  # the rest of its answer is never read: the worker is replaced
+            raise PdfRejected(
+                f"{name} has more text than the limit of {self.max_text_bytes:,} bytes "
+                f"({TEXT_BYTES_PER_PAGE:,} a page for {self.max_pages} pages)"
+            )
+        body = self._received(worker, size, name, deadline)
+        return json.loads(body) if len(body) == size else None
+
+    def _received(self, worker: subprocess.Popen, size: int, name: str, deadline: float) -> bytes:
+        """Up to `size` bytes of the worker's answer, fewer where it ended; PdfRejected as too
+        slow, the worker killed, where they have not all come by `deadline`."""
+        stream, chunks, left = worker.stdout.fileno(), [], size
+        while left > 0:
+            ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                self.close()
+                raise PdfRejected(f"{name} took longer than {self.timeout:g}s to read")
+            chunk = os.read(stream, min(left, 2**20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
 
     def _running_worker(self) -> subprocess.Popen:
         if not self._holding:

@@ -80,3 +80,47 @@ def test_a_reader_past_the_slots_is_refused_as_busy() -> None:
         holder.extract(text_pdf(["held"]), "a.pdf")  # keeps its worker (and the one slot) until closed
         with pytest.raises(BusyError, match="retry shortly"):
             PdfExtractor(5_000_000, 5, 0.5, MEMORY_MB, 1).extract(text_pdf(["late"]), "b.pdf")
+
+
+# workers that answer a file as a hostile page could make the real one: the start of an
+# answer, then nothing; an answer longer than any file's text may be
+_ANSWER_STARTED_THEN_STALLED = (
+    "import sys, time\nrequests = sys.stdin.buffer\nrequests.read(int.from_bytes(requests.read(8), 'big'))\n"
+    "sys.stdout.buffer.write((1000).to_bytes(8, 'big') + b'{\"text\": \"ab')\nsys.stdout.buffer.flush()\n"
+    "time.sleep(60)"
+)
+_ANSWER_OF_A_GIGABYTE = (
+    "import sys, time\nrequests = sys.stdin.buffer\nrequests.read(int.from_bytes(requests.read(8), 'big'))\n"
+    "sys.stdout.buffer.write((2**30).to_bytes(8, 'big') + b'{\"text\": \"' + b'x' * 2**20)\n"
+    "sys.stdout.buffer.flush()\ntime.sleep(60)"
+)
+
+
+@pytest.mark.parametrize(
+    ("worker", "reason"),
+    [
+        (_ANSWER_STARTED_THEN_STALLED, "a.pdf took longer than 2s to read"),
+        (_ANSWER_OF_A_GIGABYTE, "a.pdf has more text than the limit of 1,000,000 bytes (200,000 a page for 5 pages)"),
+    ],
+    ids=["stalled", "gigabyte"],
+)
+def test_a_worker_that_stalls_mid_answer_or_answers_too_much_fails_the_file_within_its_time(
+    monkeypatch: pytest.MonkeyPatch, worker: str, reason: str
+) -> None:
+    """The worker's answer was read with no time limit once its first byte came, and whole
+    whatever its length: a worker stalled mid-answer held its reader (the text stage) for
+    ever, and one sending a gigabyte of text had it read into the service's memory."""
+    import subprocess
+    import sys
+
+    import ingest.pdf_text as pdf_text
+
+    started_worker = subprocess.Popen
+    monkeypatch.setattr(
+        pdf_text.subprocess, "Popen", lambda args, **kwargs: started_worker([sys.executable, "-c", worker], **kwargs)
+    )
+    started = time.monotonic()
+    with PdfExtractor(5_000_000, 5, 2, MEMORY_MB, 1) as extractor, pytest.raises(PdfRejected) as refused:
+        extractor.extract(text_pdf(["hello"]), "a.pdf")
+    assert str(refused.value) == reason
+    assert time.monotonic() - started < 5
