@@ -4,7 +4,8 @@ Feed items without a PDF become `news_items` (de-duplicated: an item whose ident
 feed's guid of it or else its link, or whose content hash is already stored is skipped);
 items that carry a PDF enclosure are disclosures: the PDF is downloaded (size-capped), kept under
 `<data_dir>/disclosures/<sha256>.pdf`, read by the sandboxed extractor, classified and
-stored. Every text is tagged with the instruments it names (`document_mentions`).
+stored, at most `disclosures_per_run` downloads a run (the rest are counted as deferred and
+left for the next run). Every text is tagged with the instruments it names (`document_mentions`).
 
 Nothing here stops the day: a feed that fails is an `ingest_failures` row, a PDF that
 fails (404, not a PDF, encrypted, a bomb, too slow) is a FAILED `disclosures` row with
@@ -69,6 +70,10 @@ class TextIngestReport:
     news_seen: int = 0
     disclosures_ok: int = 0
     disclosures_failed: int = 0
+    # disclosures not yet stored that were past the run's `disclosures_per_run` downloads:
+    # left for the next run, which finds them not stored
+    disclosures_deferred: int = 0
+    disclosures_fetched: int = 0  # downloads started, counted against `disclosures_per_run`
     failures: list[str] = field(default_factory=list)
 
 
@@ -112,6 +117,12 @@ def ingest_text(
         _store_news(engine, news, matcher, report)
         for entry in (e for e in entries if e["pdf"]):
             _store_disclosure(run, entry)
+    if report.disclosures_deferred:
+        log.warning(
+            "%d disclosures past the run's cap of %d (disclosures_per_run) are left for the next run",
+            report.disclosures_deferred,
+            settings.disclosures_per_run,
+        )
     return report
 
 
@@ -352,7 +363,7 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
     engine, settings = run.engine, run.settings
     url = entry["pdf"]
     with engine.connect() as conn:
-        if _known_address(conn, url):
+        if _known_address(conn, url) or _deferred(run):
             return
     row = {"url": url, "title": entry["title"], "published_at": entry["published_at"], "status": "OK"}
     try:
@@ -367,6 +378,18 @@ def _store_one_disclosure(run: _DisclosureRun, entry: dict) -> None:
     except (PdfRejected, MarketIntelError) as exc:
         row.update(status="FAILED", failure_reason=exc.detail)
     _write_disclosure(run, entry, row)
+
+
+def _deferred(run: _DisclosureRun) -> bool:
+    """Whether a disclosure to download is left for the next run, counted so: the run has
+    started its `disclosures_per_run` downloads (a feed listing thousands of PDFs, each up to
+    `pdf_timeout_seconds` to download and as long to read, held the stage for hours). Nothing
+    of it is stored, so the next run that reads it in a feed downloads it."""
+    if run.report.disclosures_fetched < run.settings.disclosures_per_run:
+        run.report.disclosures_fetched += 1
+        return False
+    run.report.disclosures_deferred += 1
+    return True
 
 
 def _known_address(conn: Connection, url: str) -> bool:

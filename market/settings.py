@@ -94,6 +94,13 @@ class Settings(BaseSettings):
         "link-local such as the cloud metadata service at 169.254.169.254): off, such an enclosure is a "
         "FAILED disclosure and never requested; on only for a demo or test serving its PDFs from this machine.",
     )
+    disclosures_per_run: int = Field(
+        default=100,
+        ge=1,
+        description="Most disclosure PDFs one run of the text stage downloads and reads (each may take up to "
+        "pdf_timeout_seconds to download and as long to read); those past it are left for the next run, which "
+        "finds them not stored, and counted as disclosures_deferred in the stage summary.",
+    )
     pdf_max_bytes: int = Field(
         default=10_000_000, ge=1, description="Largest PDF accepted (disclosures, statements, research)."
     )

@@ -33,6 +33,7 @@ def run_ingest_text(ctx: StageContext) -> StageOutcome:
             "news_already_stored": report.news_seen,
             "disclosures_ok": report.disclosures_ok,
             "disclosures_failed": report.disclosures_failed,
+            "disclosures_deferred": report.disclosures_deferred,
         },
         tables={"failures": [{"failure": f} for f in report.failures]},
     )

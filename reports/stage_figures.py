@@ -128,6 +128,7 @@ def text_intake(result):  # noqa: ANN001, ANN201
         ("news_already_stored", "news, already stored"),
         ("disclosures_ok", "disclosures read"),
         ("disclosures_failed", "disclosures failed"),
+        ("disclosures_deferred", "disclosures left for the next run"),
     ]
     if not any(k in summary for k, _ in keys):
         return _nothing(result, "texts")

@@ -602,6 +602,28 @@ def test_the_same_pdf_under_a_new_address_is_stored_once_and_downloaded_once(
     assert [p.name for p in (settings.data_dir / "disclosures").iterdir()] == [f"{hashlib.sha256(pdf).hexdigest()}.pdf"]
 
 
+def test_a_feed_of_more_pdfs_than_a_run_takes_leaves_the_rest_for_the_next_runs_and_loses_none(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """A feed listing thousands of PDFs had every one downloaded and read in one run, each up
+    to the PDF time limit twice: the stage was held for hours. A run takes
+    `disclosures_per_run` of those not stored, counts the rest as deferred, and the next
+    runs take them; the ones stored are not counted again."""
+    files, url = site
+    items = []
+    for n in range(5):
+        files.pages[f"/{n}.pdf"] = (200, "application/pdf", text_pdf([f"Kingston Commercial Bank notice {n}"]))
+        items.append(_item(f"KCB notice {n}", f"{url}/d/{n}", pdf=f"{url}/{n}.pdf"))
+    files.pages["/feed"] = _feed(*items)
+    settings = settings.model_copy(update={"disclosures_per_run": 2})
+    reports = [_ingest(settings, [f"{url}/feed"]) for _ in range(4)]
+    assert [(r.disclosures_ok, r.disclosures_deferred) for r in reports] == [(2, 3), (2, 1), (1, 0), (0, 0)]
+    assert sorted(p for p in files.asked if p.endswith(".pdf")) == [f"/{n}.pdf" for n in range(5)]
+    with service_engine(settings).connect() as conn:
+        stored = sorted(r["title"] for r in current_rows(conn, tables.disclosures) if r["status"] == "OK")
+    assert stored == [f"KCB notice {n}" for n in range(5)]
+
+
 class _HeldExtractor:
     """A PDF worker that reads only once both runs have downloaded their file (each run's
     look-up for the same file stored elsewhere is done by then)."""
