@@ -91,7 +91,9 @@ def trade(
     # took "1_0" as 10 and "1.0" as 1; the price and fees go to the desk as the text given
     quantity: str = typer.Argument(..., help="Shares: the digits of a whole number."),
     price: str = typer.Argument(..., help="Per share, in whole cents (JMD), e.g. 52.25."),
-    fees: str = typer.Option("0", help="Brokerage fees paid (JMD), in whole cents."),
+    fees: str | None = typer.Option(
+        None, help="Fees paid (JMD), in whole cents (0: none). Omitted: the fee schedule's, as a preview shows them."
+    ),
 ) -> None:
     """Record a manual trade (refused with the reason when it breaks a rule)."""
     from desk import ManualTrade

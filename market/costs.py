@@ -269,10 +269,9 @@ def fill(
     impact = impact_fraction(filled, session) if filled else 0.0
     sign = 1 if side == "BUY" else -1
     price = _cents(touch * (1 + sign * impact) if filled else touch)
-    gross = (price * filled).quantize(MONEY)
     spread_cost = (Decimal(str(abs(touch - session.close))) * filled).quantize(MONEY)
     impact_cost = (abs(price - Decimal(str(touch))) * filled).quantize(MONEY)
-    fee = fees.fee(gross) if filled else Decimal(0)
+    fee = fees.order_fee(price, filled) if filled else Decimal(0)
     return Fill(
         side, quantity, filled, price, fee, spread_cost, impact_cost, touch, source, impact, quantity - filled, reason
     )

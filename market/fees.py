@@ -132,6 +132,13 @@ class FeeSchedule:
         """The whole charge on `gross`, in cents (market/money.to_cents: what the ledger stores)."""
         return self.breakdown(gross).total
 
+    def order_fee(self, price: Decimal, quantity: int) -> Decimal:
+        """The charge on `quantity` shares at `price`: the fee on their value in cents, as the
+        ledger books it (`to_cents`). The one computation of a fill's fee (market/costs.py
+        `fill`), so of a trade preview's, and of a manual trade booked without fees
+        (portfolio/trading.py): what a client is shown is what it is charged."""
+        return self.fee(to_cents(Decimal(price) * quantity))
+
     def describe(self) -> str:
         """One line for a report: 'jse: levies 0.35% (JSE cess 0.32%, JCSD 0.03%) + brokerage 0.50% = 0.85% a side'."""
         parts = ", ".join(f"{levy.name} {levy.rate:.2%}" for levy in self.levies)

@@ -280,7 +280,7 @@ def estimate(side: str, quantity: int, day: MarketDay, fees: FeeSchedule, realis
     if not realistic or quantity <= 0 or estimate.price <= 0:
         return estimate.price, estimate.fee
     price = limit_price(side, estimate.price)
-    return price, fees.fee((price * quantity).quantize(CENT))
+    return price, fees.order_fee(price, quantity)
 
 
 PriceRule = Callable[[str, Decimal], str | None]

@@ -37,6 +37,7 @@ from sqlalchemy import Connection, Engine
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.contract import described, served_fields
 from market.errors import ConflictError, InvalidInputError, NotFoundError
+from market.fees import fee_schedule
 from market.money import (
     CENTS,
     MAX_AMOUNT,
@@ -68,7 +69,7 @@ class ManualTrade:
     symbol: str
     quantity: int  # checked again: a boolean, text or float is refused
     price: Decimal | str | int  # a Decimal as it is, anything else by market.money's rule
-    fees: Decimal | str | int = 0
+    fees: Decimal | str | int | None = None  # None: the fee schedule's, as a preview shows them (`_fees`)
 
 
 class ManualRationale(TypedDict):
@@ -77,6 +78,7 @@ class ManualRationale(TypedDict):
     reference_close: Price  # decimal text: the reference price (the close less a dividend going ex since)
     reference_date: str
     reference_dividend: NotRequired[Price]  # the dividend taken off the close, where one goes ex since
+    fees_from: NotRequired[str]  # SCHEDULE or STATED (`PlacedTrade.fees_from`); absent on a trade booked before it
 
 
 class PlacedTradeJson(TypedDict):
@@ -92,6 +94,7 @@ class PlacedTradeJson(TypedDict):
     quantity: int
     price: Price
     fees: Money
+    fees_from: str
     origin: str
     rationale: ManualRationale
     idempotency_key: str | None
@@ -119,6 +122,10 @@ class PlacedTrade:
     quantity: Shares
     price: Price
     fees: Money
+    fees_from: str = described(
+        "SCHEDULE: the order stated no fees and was charged the fee schedule's, as the trade preview computes "
+        "them; STATED: the fees the order stated (0 included: a broker that charged nothing)."
+    )
     origin: str = described(served=False)  # MANUAL here; AI and STATEMENT trades are recorded elsewhere
     rationale: ManualRationale = described(served=False)
     idempotency_key: str | None = described(served=False)
@@ -134,16 +141,20 @@ class PlacedTrade:
 
     @classmethod
     def from_recorded(cls, recorded: Mapping[str, object]) -> PlacedTrade:
-        """From `ledger.record_trade`'s answer."""
-        return cls(**{f.name: recorded[f.name] for f in fields(cls) if f.name != "replayed"})
+        """From `ledger.record_trade`'s answer (`fees_from` is kept in its rationale)."""
+        named = {f.name: recorded[f.name] for f in fields(cls) if f.name not in ("fees_from", "replayed")}
+        return cls(**named, fees_from=recorded["rationale"]["fees_from"])
 
     @classmethod
     def from_json(cls, stored: PlacedTradeJson, replayed: bool) -> PlacedTrade:
-        """From `to_json`'s form, as `idempotency_records` keeps it."""
+        """From `to_json`'s form, as `idempotency_records` keeps it (one stored before
+        `fees_from` booked the fees the order stated, 0 when it stated none)."""
         cash = stored.get("cash_after")
+        kept = ("cash_after", "fees_from", "replayed")
         return cls(
             **{
-                **{f.name: stored[f.name] for f in fields(cls) if f.name not in ("cash_after", "replayed")},
+                **{f.name: stored[f.name] for f in fields(cls) if f.name not in kept},
+                "fees_from": stored.get("fees_from", "STATED"),
                 "trading_date": date.fromisoformat(stored["trading_date"]),
                 "executed_at": datetime.fromisoformat(stored["executed_at"]),
                 "price": Decimal(stored["price"]),
@@ -236,7 +247,7 @@ def place_manual_trade(
             asked_symbol(str(order.symbol)),
             str(order.quantity),
             money_text(_decimal(order.price, "price")),
-            money_text(_decimal(order.fees, "fees")),
+            None if order.fees is None else money_text(_decimal(order.fees, "fees")),
         ]
     )
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
@@ -272,12 +283,12 @@ def _checked_request(
     quantity = order.quantity
     if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity <= 0:
         raise TradeRejected(f"quantity must be a positive whole number of shares, not {quantity!r}")
-    price, fees = _decimal(order.price, "price"), _decimal(order.fees, "fees")
+    price = _decimal(order.price, "price")
     if price <= 0:
         raise TradeRejected(f"price must be positive, not {order.price}")
-    if fees < 0:
-        raise TradeRejected(f"fees must be zero or more, not {order.fees}")
+    fees, fees_from = _fees(settings, order, price)
     trading_date = calendar.session_of(moment)
+    rationale = within_band(conn, settings, symbol, trading_date, price)
     return TradeRequest(
         portfolio_id=portfolio_id,
         trading_date=trading_date,
@@ -288,10 +299,22 @@ def _checked_request(
         price=price,
         fees=fees,
         origin="MANUAL",
-        rationale=within_band(conn, settings, symbol, trading_date, price),
+        rationale={**rationale, "fees_from": fees_from},
         idempotency_key=idempotency_key,
         trade_id=f"T-{uuid.uuid4().hex}",
     )
+
+
+def _fees(settings: Settings, order: ManualTrade, price: Decimal) -> tuple[Decimal, str]:
+    """The fees a manual trade books and where they come from: the fees the order states
+    (STATED: 0 is a broker that charged nothing), else the fee schedule's on its value
+    (SCHEDULE), the one computation a trade preview shows (`FeeSchedule.order_fee`)."""
+    if order.fees is None:
+        return fee_schedule(settings).order_fee(price, order.quantity), "SCHEDULE"
+    fees = _decimal(order.fees, "fees")
+    if fees < 0:
+        raise TradeRejected(f"fees must be zero or more, not {order.fees}")
+    return fees, "STATED"
 
 
 def within_band(
@@ -398,7 +421,6 @@ def preview_trade(
     to set that price against. Nothing is stored. A symbol renamed by `trading_date` is not
     found, the answer naming the symbol it trades under (`ledger.renamed_said`)."""
     from market.costs import fill
-    from portfolio.ai import fee_schedule
     from portfolio.market import reference_market
 
     side = str(side).upper()

@@ -271,7 +271,13 @@ class ManualTradeIn(ApiModel):
     quantity: QuantityIn = Field(gt=0, le=MAX_ORDER_SHARES)
     # MoneyIn: whole cents, at most 14 digits before the point (market.money, one rule)
     price: MoneyIn = Field(gt=0, le=Decimal("1000000000"))
-    fees: MoneyIn = Field(default=Decimal(0), ge=0, le=Decimal("1000000000"))
+    fees: MoneyIn | None = Field(
+        default=None,
+        ge=0,
+        le=Decimal("1000000000"),
+        description="What the broker charged (0: nothing). Omitted or null: the fee schedule's fees on the "
+        "trade's value, as the trade preview computes them; the answer's `fees_from` says which.",
+    )
 
     def order(self) -> domain.ManualTrade:
         """The desk's request (portfolio/trading.py `ManualTrade`), built here once for REST's
@@ -292,6 +298,7 @@ class TradeOut(ApiModel):
             "quantity": 100,
             "price": "101.50",
             "fees": "0.00",
+            "fees_from": "STATED",
             "cash_after": "89850.00",
             "replayed": False,
         }

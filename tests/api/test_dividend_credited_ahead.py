@@ -47,7 +47,7 @@ def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]
     seed_long_and_avoid(service_engine(settings))
     with client_served(settings, "Acme Ltd", FRIDAY_NOON) as (http, clock):
         assert http.post("/api/portfolio/cash", json={"amount": "100000.00"}).status_code == 201
-        order = {"side": "buy", "symbol": "OUT", "quantity": 1000, "price": "20"}
+        order = {"side": "buy", "symbol": "OUT", "quantity": 1000, "price": "20", "fees": "0"}  # no broker fee
         assert http.post("/api/portfolio/trade", json=order).status_code == 201
         yield http, clock, settings
 

@@ -43,7 +43,7 @@ def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]
     seed_market(engine, {"THN": {"close": 20.0, "volume": 40_000, "bid": 19.9, "ask": 20.1}}, WEDNESDAY)
     with client_served(settings, "Acme Ltd", WEDNESDAY_NOON) as (http, clock):
         assert http.post("/api/portfolio/cash", json={"amount": "100000.00"}).status_code == 201
-        order = {"side": "buy", "symbol": "THN", "quantity": 1000, "price": "20"}
+        order = {"side": "buy", "symbol": "THN", "quantity": 1000, "price": "20", "fees": "0"}  # no broker fee
         assert http.post("/api/portfolio/trade", json=order).status_code == 201, "bought"
         yield http, clock, settings
 

@@ -263,7 +263,7 @@ def test_a_retried_cash_movement_books_once(api: Api) -> None:
 
 
 def test_portfolio_trade_cash_and_summary(api: Api) -> None:
-    order = {"side": "buy", "symbol": "LIQ", "quantity": 100, "price": "52.00"}
+    order = {"side": "buy", "symbol": "LIQ", "quantity": 100, "price": "52.00", "fees": "0"}  # no broker fee
     first = api.acme("POST", "/api/portfolio/trade", json=order, headers={"Idempotency-Key": "order-1"})
     assert first.status_code == 201, first.text
     assert first.json()["replayed"] is False and first.json()["trading_date"] == "2026-11-23"

@@ -106,7 +106,7 @@ def _buy(api: Api, key: str, symbol: str = "LIQ", quantity: int = 100, price: st
         __typename ... on TradePlaced { tradeId symbol quantity price cashAfter replayed } """
         """... on UserError { message } } }""",
         key,
-        {"order": {"side": "BUY", "symbol": symbol, "quantity": quantity, "price": price}},
+        {"order": {"side": "BUY", "symbol": symbol, "quantity": quantity, "price": price, "fees": "0"}},
     )["placeTrade"]
     assert result["__typename"] == "TradePlaced", result
     return result

@@ -55,7 +55,7 @@ def served(settings: Settings) -> Iterator[tuple[httpx.Client, Clock, Settings]]
     seed_long_and_avoid(service_engine(settings))
     with client_served(settings, "Acme Ltd", FRIDAY_NOON) as (http, clock):
         assert http.post("/api/portfolio/cash", json={"amount": "100000.00"}).status_code == 201
-        order = {"side": "buy", "symbol": "OUT", "quantity": 1000, "price": "20"}
+        order = {"side": "buy", "symbol": "OUT", "quantity": 1000, "price": "20", "fees": "0"}  # no broker fee
         assert http.post("/api/portfolio/trade", json=order).status_code == 201
         yield http, clock, settings
 
@@ -99,7 +99,9 @@ def test_a_later_import_re_dates_a_split_stored_on_an_untraded_ex_date(served, t
     desk.import_files(_folder(tmp_path / "later", LATER, actions=False))
     desk.refresh_bars()
     clock.moment = WEDNESDAY_NOON  # on the new count, as the store holds the split from Tuesday
-    bought = http.post("/api/portfolio/trade", json={"side": "buy", "symbol": "OUT", "quantity": 200, "price": "10.10"})
+    bought = http.post(
+        "/api/portfolio/trade", json={"side": "buy", "symbol": "OUT", "quantity": 200, "price": "10.10", "fees": "0"}
+    )
     assert bought.status_code == 201, bought.text
     clock.moment = FRIDAY_AFTER
     state = BookState()
@@ -144,7 +146,7 @@ def test_a_re_dating_that_would_break_a_book_is_refused_saying_the_client_traded
     desk.import_files(_folder(tmp_path / "ahead", [(MONDAY, 20.00, 40_000)], actions=True))
     desk.import_files(_folder(tmp_path / "later", LATER, actions=False))
     clock.moment = datetime(2026, 11, 24, 17, 0, tzinfo=UTC)
-    order = {"side": "sell", "symbol": "OUT", "quantity": 1500, "price": "20.00"}
+    order = {"side": "sell", "symbol": "OUT", "quantity": 1500, "price": "20.00", "fees": "0"}
     sold = http.post("/api/portfolio/trade", json=order).json()
     with pytest.raises(InvalidInputError) as refused:
         desk.import_files(_folder(tmp_path / "corrected", LATER, actions=True))

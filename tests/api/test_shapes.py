@@ -205,6 +205,7 @@ def test_a_placed_trades_json_form_reads_back_whole() -> None:
         quantity=100,
         price=Decimal("101.50"),
         fees=Decimal("0.00"),
+        fees_from="STATED",
         origin="MANUAL",
         rationale={},
         idempotency_key="k-1",

@@ -160,3 +160,26 @@ def test_a_position_after_a_split_shows_a_price_that_times_its_quantity_is_its_v
         "portfolio"
     ]["positions"]["nodes"]
     assert node == {"quantity": 151, "price": position["price"], "marketValue": position["market_value"]}
+
+
+def test_a_trade_booked_without_fees_is_charged_the_fees_its_preview_showed(api: Api) -> None:
+    """The preview shows the fee schedule's fees; the same order booked without a fees field
+    is charged exactly those (REST and GraphQL alike), and the answer says so; an order that
+    states its fees, 0 included, is charged what it states."""
+    shown = api.acme("GET", "/api/portfolio/trade/preview", params={"side": "buy", "symbol": "LIQ", "quantity": 7})
+    preview = shown.json()
+    assert shown.status_code == 200 and Decimal(preview["fees"]) > 0, shown.text
+    order = {"side": "BUY", "symbol": "LIQ", "quantity": 7, "price": preview["price"]}
+    rest = api.acme("POST", "/api/portfolio/trade", json=order).json()
+    assert (rest["fees"], rest["fees_from"]) == (preview["fees"], "SCHEDULE"), rest
+    assert _moved(api, rest["trade_id"]) == -(Decimal(rest["price"]) * 7 + Decimal(preview["fees"]))
+    placed = data(
+        api,
+        "mutation($o: ManualTradeInput!) { placeTrade(order: $o) { ... on TradePlaced { tradeId fees feesFrom } } }",
+        api.world.acme_key,
+        {"o": order},
+    )["placeTrade"]
+    assert (placed["fees"], placed["feesFrom"]) == (preview["fees"], "SCHEDULE"), placed
+    stated = api.acme("POST", "/api/portfolio/trade", json={**order, "fees": "0"}).json()
+    assert (stated["fees"], stated["fees_from"]) == ("0.00", "STATED"), stated
+    assert _moved(api, stated["trade_id"]) == -(Decimal(stated["price"]) * 7)

@@ -57,7 +57,7 @@ def test_two_hundred_concurrent_buys_spend_exactly_the_cash(settings: Settings) 
     seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}})
     portfolio_id = open_client_portfolio(engine, "acme")
     move_cash(engine, portfolio_id, "7350", now=NOW)  # 73 buys of 100, with 50 left over
-    results = _fire(settings, portfolio_id, [(ManualTrade("buy", "AAA", 1, 100), None)] * 200)
+    results = _fire(settings, portfolio_id, [(ManualTrade("buy", "AAA", 1, 100, 0), None)] * 200)
     succeeded = [r for r in results if isinstance(r, PlacedTrade)]
     refused = [r for r in results if isinstance(r, TradeRejected)]
     assert len(succeeded) == 73 and len(refused) == 127
@@ -74,7 +74,7 @@ def test_the_same_idempotency_key_fifty_times_at_once_trades_once(settings: Sett
     seed_market(engine, {"AAA": {"close": 100.0, "volume": 20_000}})
     portfolio_id = open_client_portfolio(engine, "acme")
     move_cash(engine, portfolio_id, "100000", now=NOW)
-    results = _fire(settings, portfolio_id, [(ManualTrade("buy", "AAA", 5, 100), "retry-me")] * 50)
+    results = _fire(settings, portfolio_id, [(ManualTrade("buy", "AAA", 5, 100, 0), "retry-me")] * 50)
     assert all(isinstance(r, PlacedTrade) for r in results)
     assert len({r.trade_id for r in results}) == 1
     assert sum(1 for r in results if not r.replayed) == 1
@@ -97,7 +97,7 @@ def test_a_split_stored_by_t0_and_a_sale_on_the_old_count_at_once_keep_the_book_
     seed_market(engine, {"LIQ": {"close": 50.0, "volume": 40_000}})
     portfolio_id = open_client_portfolio(engine, "acme")
     move_cash(engine, portfolio_id, "100000", now=datetime(2026, 11, 23, 14, 0, tzinfo=UTC))
-    buy = ManualTrade("buy", "LIQ", 100, "50.00")
+    buy = ManualTrade("buy", "LIQ", 100, "50.00", 0)
     place_manual_trade(engine, settings, CALENDAR, portfolio_id, buy, now=datetime(2026, 11, 23, 15, 0, tzinfo=UTC))
     split = {"symbol": "LIQ", "action_date": date(2026, 11, 24), "kind": "SPLIT", "amount": 0.1, "source": "t0"}
     checked, go = Event(), Event()
@@ -109,7 +109,7 @@ def test_a_split_stored_by_t0_and_a_sale_on_the_old_count_at_once_keep_the_book_
             go.wait(10)
 
     def sale() -> object:
-        order, moment = ManualTrade("sell", "LIQ", 60, "50.00"), datetime(2026, 11, 25, 15, 0, tzinfo=UTC)
+        order, moment = ManualTrade("sell", "LIQ", 60, "50.00", 0), datetime(2026, 11, 25, 15, 0, tzinfo=UTC)
         try:
             return place_manual_trade(engine, settings, CALENDAR, portfolio_id, order, now=moment)
         except TradeRejected as exc:

@@ -56,7 +56,7 @@ def _state(engine, portfolio_id):
 def test_holdings_statement_round_trip_then_nothing_changes(client) -> None:
     engine, settings, portfolio_id = client
     move_cash(engine, portfolio_id, "1000", now=NOW)
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "GONE", 10, 5), now=NOW)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "GONE", 10, 5, 0), now=NOW)
     pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, HOLDINGS, Decimal("10000"))
     result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
     assert result["status"] == "SYNCED" and result["statement"]["layout"] == "holdings-table"
@@ -275,7 +275,7 @@ def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_
     engine, settings, portfolio_id = client
     move_cash(engine, portfolio_id, "10000", now=ON_EARLIER)  # on the statement's day: the statement replaces it
     move_cash(engine, portfolio_id, "1000000", now=NOW)  # after it: kept on top
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52, 0), now=NOW)
     pdf = holdings_statement("KC-10042", "Acme Ltd", EARLIER, HOLDINGS, Decimal("250000"))
     before, imports = _state(engine, portfolio_id), _imports(engine)
 
@@ -306,7 +306,7 @@ def test_a_preview_confirmed_after_a_price_it_books_at_moved_is_refused(client) 
     the preview showed, not only the book it saw, so the confirmation is a 409 instead."""
     engine, settings, portfolio_id = client
     move_cash(engine, portfolio_id, "1000", now=ON_EARLIER)
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "GONE", 10, 5), now=ON_EARLIER)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "GONE", 10, 5, 0), now=ON_EARLIER)
     pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, HOLDINGS, Decimal("10000"))
     preview = import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=True)
     assert _sold(preview, "GONE") == {"symbol": "GONE", "side": "SELL", "price": "5.000000"}
@@ -357,7 +357,7 @@ def _sold(result: dict, symbol: str) -> dict:
 def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(client) -> None:
     engine, settings, portfolio_id = client
     move_cash(engine, portfolio_id, "10000", now=ON_EARLIER)
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52, 0), now=NOW)
     before = _state(engine, portfolio_id)
     pdf = holdings_statement("KC-10042", "Acme Ltd", EARLIER, HOLDINGS, Decimal("1000"))
     for preview in (True, False):
@@ -502,7 +502,9 @@ def test_a_holding_whose_ticker_has_a_hyphen_or_opens_with_a_digit_is_read_and_k
     seed_market(engine, {"KPLC-P4": {"close": 5.0, "volume": 40_000}, "3MCO": {"close": 5.0, "volume": 40_000}})
     move_cash(engine, portfolio_id, "10000", now=NOW)
     for symbol, quantity in (("KPLC-P4", 500), ("3MCO", 100)):
-        place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", symbol, quantity, 5), now=NOW)
+        place_manual_trade(
+            engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", symbol, quantity, 5, 0), now=NOW
+        )
     held = [Holding("KPLC-P4", "Kenya Power 4% Pref", 500, Decimal("5"), Decimal("5")), *HOLDINGS[:1]]
     held.append(Holding("3MCO", "Three M Co", 100, Decimal("5"), Decimal("5")))
     if layout == "table":
@@ -651,7 +653,7 @@ def test_a_statement_older_than_the_last_one_synchronised_is_refused_and_a_corre
     engine, settings, portfolio_id = client
     newer = holdings_statement("KC", "Acme", AS_OF, HOLDINGS, Decimal("100000"))
     assert import_statement(engine, settings, portfolio_id, newer, now=NOW)["status"] == "SYNCED"
-    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52), now=NOW)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", "LIQ", 100, 52, 0), now=NOW)
     before = _state(engine, portfolio_id)
     older = [Holding("LIQ", "Liquid Holdings Ltd", 2_000, Decimal("50"), Decimal("51"))]
     for preview in (True, False):
@@ -676,7 +678,7 @@ def test_a_sync_leaves_the_cost_basis_the_statement_states(client) -> None:
     move_cash(engine, portfolio_id, "100000", now=NOW)
     for symbol, quantity, price in (("LIQ", 500, 45), ("OUT", 100, 22), ("GONE", 5, 5)):
         place_manual_trade(
-            engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", symbol, quantity, price), now=NOW
+            engine, settings, CALENDAR, portfolio_id, ManualTrade("buy", symbol, quantity, price, 0), now=NOW
         )
     holdings = [
         Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50.25"), Decimal("52")),
@@ -706,7 +708,7 @@ def _synced(client, held: list[tuple[str, int, int]], holding: Holding) -> tuple
     engine, settings, pid = client
     move_cash(engine, pid, "100000", now=NOW)
     for symbol, quantity, price in held:
-        place_manual_trade(engine, settings, CALENDAR, pid, ManualTrade("buy", symbol, quantity, price), now=NOW)
+        place_manual_trade(engine, settings, CALENDAR, pid, ManualTrade("buy", symbol, quantity, price, 0), now=NOW)
     pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [holding], Decimal("10000"))
     result = import_statement(engine, settings, pid, pdf, now=NOW)
     with engine.connect() as conn:
@@ -761,7 +763,7 @@ def test_a_weekend_deposit_is_kept_on_top_of_the_fridays_statement(client, weeke
     saturday = datetime(2026, 11, 21, 14, 0, tzinfo=UTC)
     move_cash(engine, portfolio_id, "100000", now=saturday)
     if weekend_trade:
-        order = ManualTrade("buy", "LIQ", 10, 52)
+        order = ManualTrade("buy", "LIQ", 10, 52, 0)
         placed = place_manual_trade(engine, settings, CALENDAR, portfolio_id, order, now=saturday)
         assert placed.trading_date == AS_OF  # Friday's session
     pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [], Decimal("200000"))

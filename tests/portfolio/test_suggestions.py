@@ -161,7 +161,7 @@ def test_sell_suggestions_for_holdings_that_turned_avoid(store) -> None:
     from portfolio.trading import ManualTrade, place_manual_trade
 
     place_manual_trade(
-        engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3)
+        engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20, 0), now=MORNING - timedelta(days=3)
     )
     suggestions.generate(engine, settings, MONDAY, now=MORNING)
     sides = {(p.symbol, p.side, p.quantity) for p in suggestions.list_pending(engine, acme, now=MORNING)}
@@ -323,7 +323,7 @@ def test_a_split_after_the_scored_day_is_planned_on_the_new_count(settings: Sett
     acme, other = open_client_portfolio(engine, "acme"), open_client_portfolio(engine, "other")
     for portfolio in (acme, other):
         move_cash(engine, portfolio, "100000", now=MORNING)
-    bought = ManualTrade("buy", "LIQ", 150, 50)
+    bought = ManualTrade("buy", "LIQ", 150, 50, 0)
     place_manual_trade(engine, settings, CALENDAR, acme, bought, now=_exchange_time(thursday, 10))
     announce_action(engine, "LIQ", "SPLIT", 2.0, ex_date, "2 for 1")
 
@@ -421,7 +421,7 @@ def test_a_confirmation_credits_the_dividends_first_so_a_reversal_owed_is_not_sp
     from portfolio.trading import ManualTrade, place_manual_trade
 
     place_manual_trade(
-        engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20), now=MORNING - timedelta(days=3)
+        engine, settings, CALENDAR, acme, ManualTrade("buy", "OUT", 100, 20, 0), now=MORNING - timedelta(days=3)
     )
     announce_action(engine, "OUT", "DIVIDEND", 1.0, MONDAY, "interim")
     suggestions.generate(engine, settings, MONDAY, now=MORNING)  # credits the 100 first
@@ -482,7 +482,7 @@ def _thin_sell(settings: Settings) -> tuple:
     acme = open_client_portfolio(engine, "acme")
     move_cash(engine, acme, "600000", now=MORNING - timedelta(days=3))
     place_manual_trade(
-        engine, settings, CALENDAR, acme, ManualTrade("buy", "LIQ", 10_000, 50), now=MORNING - timedelta(days=3)
+        engine, settings, CALENDAR, acme, ManualTrade("buy", "LIQ", 10_000, 50, 0), now=MORNING - timedelta(days=3)
     )
     run_stage("t2_suggestions", MONDAY, settings=settings)
     (sell,) = suggestions.list_pending(engine, acme, now=MORNING)

@@ -24,7 +24,7 @@ def test_a_name_with_a_short_history_says_so_instead_of_slow_exit(settings: Sett
     seed_market(engine, {"NEW": {"close": 10.0, "volume": 4_000, "bid": 9.95, "ask": 10.05}}, history=10)
     acme = open_client_portfolio(engine, "acme")
     move_cash(engine, acme, "100000", now=FRIDAY_NOON)
-    for order in (ManualTrade("buy", "NEW", 1_000, "10.05"), ManualTrade("buy", "LIQ", 100, "50.10")):
+    for order in (ManualTrade("buy", "NEW", 1_000, "10.05", 0), ManualTrade("buy", "LIQ", 100, "50.10", 0)):
         place_manual_trade(engine, settings, CALENDAR, acme, order, now=FRIDAY_NOON)
     with engine.connect() as conn:
         positions = {p.symbol: p for p in portfolio_view(conn, acme, DAY).positions}

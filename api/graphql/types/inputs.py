@@ -19,4 +19,8 @@ class ManualTradeInput:
     symbol: str
     quantity: Shares
     price: Decimal
-    fees: Decimal = Decimal(0)
+    fees: Decimal | None = strawberry.field(
+        default=None,
+        description="What the broker charged (0: nothing). Omitted or null: the fee schedule's fees on the trade's "
+        "value, as GET /api/portfolio/trade/preview computes them; TradePlaced.feesFrom says which.",
+    )
