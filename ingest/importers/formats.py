@@ -311,9 +311,10 @@ def nse_daily_columns(fields: list[str]) -> list[str] | str:
     file's order: the NSE's seven columns in any order and any case (an export that moves a
     column keeps its rows readable by name), else why the header is refused, naming the
     columns it lacks and those it has besides. Read by position, a file whose columns moved
-    was refused whole with a line that named neither, and its session was missing."""
+    was refused whole with a line that named neither, and its session was missing. A
+    trailing `;` names nothing (`header_names`, the per-company reader's rule)."""
     known = {column.lower(): column for column in NSE_DAILY_HEADER}
-    columns = [known.get(field.strip().lower(), field.strip()) for field in fields]
+    columns = [known.get(field.lower(), field) for field in header_names(fields)]
     if sorted(columns) == sorted(NSE_DAILY_HEADER):
         return columns
     parts = (
@@ -323,6 +324,24 @@ def nse_daily_columns(fields: list[str]) -> list[str] | str:
     )
     expected = ";".join(NSE_DAILY_HEADER)
     return f"header is not the NSE daily-summary header ({expected}, in any order): " + "; ".join(p for p in parts if p)
+
+
+def header_names(fields: list[str]) -> list[str]:
+    """A `;` header's column names, trimmed, the empty ones after the
+    last name dropped: a header that ends in `;` (an export that closes a line with the
+    separator) names nothing after it. The NSE readers' rule for both headers: the daily
+    file's was refused whole while the per-company file's was read."""
+    names = [field.strip() for field in fields]
+    while names and not names[-1]:
+        names.pop()
+    return names
+
+
+def _closed(rows: Iterable[tuple[int, list[str]]], width: int) -> Iterator[tuple[int, list[str]]]:
+    """`rows` with the empty cell a closing `;` leaves after the last of `width` columns
+    dropped (a record one cell wider than its header, the extra one blank)."""
+    for line, fields in rows:
+        yield line, fields[:width] if len(fields) == width + 1 and not fields[-1].strip() else fields
 
 
 def _listed(what: str, columns: list[str]) -> str:
@@ -350,7 +369,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
     if isinstance(header, str):
         yield Bad(f"{path}:1", header)
         return
-    for line, row in named_rows(rows, header):
+    for line, row in named_rows(_closed(rows, len(header)), header):
         try:
             if isinstance(row, str):
                 raise ValueError(row)
@@ -378,7 +397,7 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
     for line, fields in csv_rows(path, ","):
         if line == 1:
             raw = ",".join(fields).strip()  # the `;` header is one record of one cell
-            names = [name.strip().lower() for name in raw.rstrip(";").split(";")]  # a trailing ; names nothing
+            names = [name.lower() for name in header_names(raw.split(";"))]
             if len(names) != 6 or not all(word in name for word, name in zip(NSE_COMPANY_WORDS, names)):
                 yield Bad(
                     f"{path}:1",

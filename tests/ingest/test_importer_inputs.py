@@ -518,6 +518,25 @@ def test_a_daily_file_whose_columns_moved_is_read_by_their_names(settings: Setti
 
 
 @ON_SQLITE_ONLY
+def test_a_daily_file_whose_header_ends_in_a_separator_is_read(settings: Settings, tmp_path: Path) -> None:
+    """An NSE daily file whose lines end in `;` (an export that closes each line with the
+    separator) was refused whole, `header is not the NSE daily-summary header ... it has ''`,
+    its session missing for every name, while a per-company file's header ending in `;` was
+    read. Both readers take a trailing `;` as naming nothing, on the header and on a row."""
+    names = ["Lowest Price of the Day", "Highest Price of the Day", "Closing Price", "Previous Day Closing Price"]
+    daily = tmp_path / "daily"
+    daily.mkdir()
+    moved = ["Volume Traded", "Code", "Name", *names]
+    (daily / "20240229.csv").write_text(f"{';'.join(moved)};\r\n200;AAA;AAA Ltd;11;12;11.5;11;\r\n")
+    (daily / "20240301.csv").write_text(f"Code;Name;{';'.join(names)};Volume Traded;\nAAA;AAA Ltd;12;13;12.5;12;300\n")
+    result = cli("import", str(daily))
+    assert result.returncode == 0, result.stderr
+    assert _bad_rows(result.stdout) == []
+    stored = [(str(p["trading_date"]), p["close"], p["prev_close"], p["volume"]) for p in _stored(settings)]
+    assert sorted(stored) == [("2024-02-29", 11.5, 11, 200), ("2024-03-01", 12.5, 12, 300)]
+
+
+@ON_SQLITE_ONLY
 def test_an_empty_first_file_is_its_bad_row_not_the_folders_format(settings: Settings, tmp_path: Path) -> None:
     """The format is read off a folder's first file: an empty one first by name (a day the
     exchange sent a 0-byte file) refused the whole import and the replay, `unrecognised
