@@ -32,10 +32,11 @@ row:
   so; a rights issue is never stored as a factor below 1.
 - `delisting`: `price` is the value per share holders received (a cash offer, or what the
   shares a merger gave were worth), the corporate action that gives a delisted position a
-  value (portfolio/delisting.py `Settlement`); no ratio.
+  value (portfolio/delisting.py `Settlement`); a delisting with a ratio is a bad row
+  (`_unratioed`, the rename's rule).
 - `rename`: the company's ticker changed from `symbol` to `new_symbol` on the ex-date (the
   first session under the new symbol); a rename with a ratio or a price above 0 is a bad
-  row (`_new_symbol`, `_unpriced`), and a file with a rename needs the `new_symbol` column
+  row (`_unratioed`, `_unpriced`), and a file with a rename needs the `new_symbol` column
   (blank on the other rows). The old symbol's rows before the ex-date
   and the new symbol's from it are one series under the new symbol, the file's other
   actions of the old symbol up to the ex-date apply to it, and a chain, a reused ticker
@@ -319,12 +320,14 @@ def _action(row: dict[str, str], where: str) -> CorporateAction:
     new_symbol = row.get("new_symbol", "").strip().upper()
     if kind == RENAME:
         renamed_to = _new_symbol(symbol, new_symbol, row)
+        _unratioed(kind, row)
         _unpriced(kind, _price(row.get("price", "")), row)
         return CorporateAction(symbol, ex_date, kind, "", None, None, where, renamed_to)
     if new_symbol:
         raise ValueError(f"new_symbol '{new_symbol}' is a rename's; this row is a {kind.lower()}")
     price = _price(row.get("price", ""))
     if kind == "DELISTING":
+        _unratioed(kind, row)
         return CorporateAction(symbol, ex_date, kind, "", None, price if price is not None else 0.0, where)
     factor = _factor(kind, row["ratio"])
     return CorporateAction(symbol, ex_date, kind, row["ratio"], factor, _unpriced(kind, price, row), where)
@@ -357,7 +360,7 @@ def _unpriced(kind: str, price: float | None, row: dict[str, str]) -> float | No
 
 def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:
     """A rename's new symbol: its `new_symbol` cell, neither blank nor the old symbol, on a
-    row whose ratio is blank."""
+    row whose ratio is blank (`_unratioed`)."""
     if "new_symbol" not in row:
         hint = f"; ratio '{row['ratio']}' is not read for a rename" if row["ratio"] else ""
         raise ValueError(f"a rename needs a new_symbol column ({HEADER}){hint}")
@@ -365,12 +368,25 @@ def _new_symbol(symbol: str, new_symbol: str, row: dict[str, str]) -> str:
         raise ValueError("a rename without a new_symbol")
     if new_symbol == symbol:
         raise ValueError(f"a rename of {symbol} to {new_symbol}: the same symbol, nothing changes")
-    if row["ratio"].strip():  # read as a plain rename, a split written on its row was lost without a word
-        raise ValueError(
-            f"ratio '{row['ratio'].strip()}' on a rename: a rename has no ratio (a capital change on its ex-date is "
-            "a row of its own, kind split, bonus or consolidation); leave the ratio blank"
-        )
     return ticker(new_symbol, "new_symbol")
+
+
+UNRATIOED = {  # the kinds without a ratio, and what their row says instead
+    RENAME: "",
+    "DELISTING": "its price is the value per share holders received; ",
+}
+
+
+def _unratioed(kind: str, row: dict[str, str]) -> None:
+    """A rename or a delisting with a ratio is a bad row: neither changes a share count (a
+    capital change on its ex-date is a row of its own), and read as a plain rename or a
+    delisting at its price, the ratio written on its row was lost without a word."""
+    if kind in UNRATIOED and row["ratio"].strip():
+        name = "a rename" if kind == RENAME else "a delisting"
+        raise ValueError(
+            f"ratio '{row['ratio'].strip()}' on {name}: {name} has no ratio ({UNRATIOED[kind]}a capital change on "
+            "its ex-date is a row of its own, kind split, bonus or consolidation); leave the ratio blank"
+        )
 
 
 def _price(text: str) -> float | None:
