@@ -36,11 +36,13 @@ What the replay serves, and the rules it follows:
   name, which the NSE files follow themselves from 2009 on, where earlier files simply
   leave untraded names out), no high, low, bid or ask, status `NOT IN FILE`
   (`ingest.importers.untraded.NO_TRADE`; the importer stores the same rows, in gaps
-  shorter than the delisting rule's count). A row the
-  importer's reader refuses (e.g. a close of '-') counts as absent and is listed in
-  `bad_rows`; of a name's rows for a day the first (by file path and line) is served, as
-  the importer stores it, and the others are counted in `second_rows`, those that
-  disagree with it listed (`ingest.importers.formats.second_rows`).
+  shorter than the delisting rule's count). A row the importer's reader refuses (e.g. a
+  close of '-') is listed in `bad_rows`, and where its cells name the symbol, the name is
+  served on neither page that day (`ingest.importers.untraded.unread_rows`, the
+  importer's rule: it held a row, so it is not absent, and T0 stores no row of it until
+  the file is fixed); of a name's rows for a day the first (by file path and line) is
+  served, as the importer stores it, and the others are counted in `second_rows`, those
+  that disagree with it listed (`ingest.importers.formats.second_rows`).
 - A close beyond the band of `move_band` around the previous close (T0's test,
   `ingest.exchange.band.beyond_band`: a factor either way) is served with the row status
   CONFIRMED MOVE: in a replay the file is the record of what traded (most such moves in
@@ -129,7 +131,7 @@ from ingest.importers.files import (
 )
 from ingest.importers.formats import Bad, describe_repeated, is_index_row, repeated_days, second_rows
 from ingest.importers.renames import handovers
-from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE
+from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, unread_rows
 from ingest.simulator.market import SimulatedDay
 from market.clock import DatedCalendar, exchange_date, utc_now, write_replay_dates
 from market.errors import InvalidInputError
@@ -329,7 +331,7 @@ class ReplayMarket:
             for s in self._symbols
         }
         self._column = {s: k for k, s in enumerate(self._symbols)}
-        self._fill(items)
+        self._fill(items, unread_rows(self._bad, renames.symbol_on))
         self._list_to_the_end(joined.actions)
         return list(joined.actions)
 
@@ -402,11 +404,13 @@ class ReplayMarket:
         `source.bad_rows`); an index (listed in `source.indices`) gives its levels (a
         positive close; the first row of a day stands), not rows."""
         today = exchange_date(utc_now())  # a row dated after it is a bad row, as the importer reads it
+        self._bad: list[Bad] = []  # the price files' bad rows (`unread_rows`)
         items: list[dict] = []
         levels: dict[date, dict[str, float]] = {}
         for item in (item for file in files for item in read_known(self.source.format, file, today)):
             if isinstance(item, Bad):
                 self.source.bad_rows.append(str(item))
+                self._bad.append(item)
                 continue
             symbol, day = item["symbol"], item["trading_date"]
             if is_index_row(item):
@@ -417,14 +421,19 @@ class ReplayMarket:
             items.append(item)
         return _latest(items, levels)
 
-    def _fill(self, items: list[dict]) -> None:
+    def _fill(self, items: list[dict], unread: frozenset[tuple[str, date]]) -> None:
         """The arrays a day is served from, a row per day and a column per symbol: whether
-        the symbol is in the day's file, its figures (NaN where the file has none), its
-        first and last day in the files (the last listed one: `_list_to_the_end`), and the
-        close served (the last one in a file)."""
+        the symbol is in the day's file, whether its row there could not be read (`unread`,
+        `unread_rows`), its figures (NaN where the file has none), its first and last day in
+        the files (the last listed one: `_list_to_the_end`), and the close served (the last
+        one in a file)."""
         row = {d: i for i, d in enumerate(self.days)}
         shape = (len(self.days), len(self._symbols))
         self._present = np.zeros(shape, dtype=bool)
+        self._unread = np.zeros(shape, dtype=bool)
+        for symbol, day in unread:
+            if day in row and symbol in self._column:
+                self._unread[row[day], self._column[symbol]] = True
         self._values = {name: np.full(shape, np.nan) for name in _FIELDS}
         for item in items:
             i, k = row[item["trading_date"]], self._column[item["symbol"]]
@@ -444,7 +453,15 @@ class ReplayMarket:
 
     # ---- one day's views ----------------------------------------------------------------
     def _listed(self, i: int) -> np.ndarray:
-        return np.flatnonzero((self._first <= i) & (self._last >= i))
+        """The names listed on day `i` and served on it: not one whose row in the day's file
+        could not be read (`unread_rows`: served as a no-trade row, it was stored as a day
+        without trades at its last close), which is on neither page that day, so T0 stores
+        no row of it and expects none."""
+        return np.flatnonzero((self._first <= i) & (self._last >= i) & ~self._unread_on(i))
+
+    def _unread_on(self, i: int) -> np.ndarray:
+        """By symbol, whether day `i`'s file holds a row of it that could not be read, and none that could."""
+        return self._unread[i] & ~self._present[i]
 
     def _previous_close(self, i: int, k: int) -> float | None:
         return None if i == 0 or np.isnan(self._served_close[i - 1, k]) else float(self._served_close[i - 1, k])
@@ -513,7 +530,7 @@ class ReplayMarket:
     def _securities(self, i: int) -> list[dict]:
         rows = []
         known = self.days[: i + 1]
-        for k in np.flatnonzero(self._first <= i):
+        for k in np.flatnonzero((self._first <= i) & ~self._unread_on(i)):
             symbol = self._symbols[k]
             delisted = delisting_date(known, int(self._last[k]))
             rows.append(

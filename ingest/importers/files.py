@@ -1,6 +1,7 @@
 """Backfill the store from historical files, in batches, with a progress bar.
 
-A bad row is reported with its file and line and the rest still loads; of a name's rows
+A bad row is reported with its file and line and the rest still loads (its name gets no
+no-trade row that day: `untraded.unread_rows`); of a name's rows
 for a day the first (by file path and line) is stored and the others are reported, those
 that repeat it apart from those that disagree with it (`formats.second_rows`); a day that copies
 the previous one verbatim (`formats.repeated_days`: how a crawler records a holiday) is
@@ -107,7 +108,7 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME, Reuse, Stored, kept_line
-from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, THIN_AROUND, thin_days, untraded_rows
+from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, THIN_AROUND, thin_days, unread_rows, untraded_rows
 from market.clock import exchange_date, utc_now
 from market.errors import InvalidInputError
 from market.instruments import infer_instrument_type, instrument_type, is_ordinary
@@ -491,7 +492,9 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     filed = market[~market["source"].str.endswith(OURS)]
     stored = scope.stretches(filed[filed["symbol"].isin(rows.first_day)].drop(columns="source"))
     found = _carried_on_count(
-        untraded_rows(stored, rows.delist_after, filed), stored, stored_splits(conn, symbols=rows.first_day)
+        untraded_rows(stored, rows.delist_after, filed, rows.unread),
+        stored,
+        stored_splits(conn, symbols=rows.first_day),
     )
     records = [
         {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
@@ -609,7 +612,10 @@ def read_known(fmt: str, file: Path, today: date) -> Iterator[dict | Bad]:
         if not isinstance(item, Bad) and item["trading_date"] > today:
             day = item["trading_date"].isoformat()
             yield Bad(
-                item["_line"], f"dated {day}, after today ({today.isoformat()}) on the exchange's clock: not known yet"
+                item["_line"],
+                f"dated {day}, after today ({today.isoformat()}) on the exchange's clock: not known yet",
+                item["symbol"],
+                item["trading_date"],
             )
         else:
             yield item
@@ -810,6 +816,7 @@ class _Rows:
     first_day: dict[str, date] = field(default_factory=dict)  # symbol -> its first priced day
     last_day: dict[str, date] = field(default_factory=dict)  # symbol -> its last priced day
     seen: set[tuple] = field(default_factory=set)  # (symbol, date) of each price row taken
+    unread: frozenset[tuple] = frozenset()  # (symbol, date) of each bad row that names both (`unread_rows`)
     indices: set[str] = field(default_factory=set)  # the market indices met
     levels: dict[tuple, dict] = field(default_factory=dict)  # (index, date) -> its index_levels row
 
@@ -820,6 +827,7 @@ class _Rows:
         row keeps its `_line` (file:line) for `_flush` to name it where it changes a stored row."""
         if isinstance(item, Bad):
             report.bad_rows.append(str(item))
+            self.unread |= unread_rows([item], self.symbol_on)
             return None
         item.pop("currency", None)  # read in the first pass: the import's one currency (`stated_currency`)
         if is_index_row(item):

@@ -75,6 +75,18 @@ OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}  # a header's 
 class Bad:
     where: str  # file:line
     reason: str
+    symbol: str | None = None  # the name the row is of, where its cell is a ticker (`of_row`)
+    day: date | None = None  # the day it is of, where that can be read
+
+    @classmethod
+    def of_row(cls, where: str, reason: str, symbol: str | None, day: date | None) -> Bad:
+        """The bad row of a name and day, as far as its cells say: the name held a row that
+        day, so the day is no absence to fill (`untraded.unread_rows`)."""
+        try:
+            named = ticker(symbol) if symbol else None
+        except ValueError:
+            named = None
+        return cls(where, reason, named, day)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
@@ -376,7 +388,7 @@ def read_nse_daily(path: Path) -> Iterator[dict | Bad]:
             code, name, low, high, close, prev, volume = (row[column] for column in NSE_DAILY_HEADER)
             yield {**_bar(ticker(code), day, low, high, close, prev, volume), "name": name, "_line": f"{path}:{line}"}
         except ValueError as exc:
-            yield Bad(f"{path}:{line}", str(exc))
+            yield Bad.of_row(f"{path}:{line}", str(exc), row.get("Code") if isinstance(row, dict) else None, day)
 
 
 # what each column of the per-company header names, in its order (the NSE's words: Lowest
@@ -408,6 +420,7 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
             continue
         if not fields or not "".join(fields).strip():
             continue
+        day = None
         try:
             if len(fields) != 6:
                 raise ValueError(f"{len(fields)} fields, expected 6")
@@ -417,7 +430,7 @@ def read_nse_company(path: Path) -> Iterator[dict | Bad]:
             day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:]))
             yield {**_bar(ticker(symbol), day, low, high, close, prev, volume), "_line": f"{path}:{line}"}
         except ValueError as exc:
-            yield Bad(f"{path}:{line}", str(exc))
+            yield Bad.of_row(f"{path}:{line}", str(exc), symbol, day)
 
 
 def ohlcv_lacks(path: Path) -> list[str]:
@@ -512,7 +525,18 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
                 bar["currency"] = currency_code(row["currency"])
             yield {**bar, "_line": f"{path}:{line}"}
         except ValueError as exc:
-            yield Bad(f"{path}:{line}", str(exc))
+            yield _bad_ohlcv(f"{path}:{line}", str(exc), row)
+
+
+def _bad_ohlcv(where: str, reason: str, row: dict[str, str] | str) -> Bad:
+    """A generic file's bad row, of the name and day its cells read as."""
+    if isinstance(row, str):
+        return Bad(where, reason)
+    try:
+        day = calendar_day(row["date"])
+    except ValueError:
+        day = None
+    return Bad.of_row(where, reason, row["symbol"], day)
 
 
 def _lacking(header: list[str], missing: list[str]) -> str:

@@ -23,6 +23,11 @@ stays a gap (the rule delisted the name during it, and a name that returns is li
 again), and after a name's last row nothing is added: whether its rows stopped for good
 is the rule's to say. A file that lists every name every session gets nothing.
 
+A name with a row in a day's file is not absent from it, even where the row cannot be read
+(`unread_rows`: a bad row whose cells name the symbol and the day): it gets no no-trade row
+that day, in the importer's store or the replay's pages. The day stays without a row of it
+and the bad row is reported, for the file to be fixed and imported again.
+
 A thin day (`thin_days`) is no session for the fill: a day with rows of fewer than
 THIN_SHARE (half) of the names the market has rows of on the days around it (the median
 count of the THIN_AROUND days with rows before it, and of those after it, the smaller of
@@ -57,11 +62,16 @@ gap since, MSC's from October 2019, is longer than the rule's count).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ingest.importers.formats import Bad
 
 NOT_IN_FILE = "NOT IN FILE"  # the replay's status for such a row; the importer's source for it ends so
 # what a no-trade row holds besides its symbol, date and close (its previous close is that close)
@@ -114,7 +124,20 @@ def thin_days(market: pd.DataFrame) -> list[ThinDay]:
     return [ThinDay(day, names[day], float(around[day])) for day in thin]
 
 
-def untraded_rows(prices: pd.DataFrame, shorter_than: int, market: pd.DataFrame | None = None) -> pd.DataFrame:
+def unread_rows(bad: Iterable[Bad], symbol_on: Callable[[str, date], str] | None = None) -> frozenset[tuple[str, date]]:
+    """(symbol, day) of each bad row whose cells name both (`formats.Bad.of_row`), under
+    the symbol the files' renames give it (`symbol_on`): a name with a row in a day's file,
+    even one that cannot be read, is not absent from it, so the fill makes no no-trade row
+    of it that day (`untraded_rows`, the replay's `NOT IN FILE` rows). The day stays without
+    a row of the name, and the bad row is reported for the row to be fixed and imported
+    again: filled, a typo in a close was stored as a day without trades at the last close."""
+    named = ((b.symbol, b.day) for b in bad if b.symbol is not None and b.day is not None)
+    return frozenset((symbol_on(s, d) if symbol_on else s, d) for s, d in named)
+
+
+def untraded_rows(
+    prices: pd.DataFrame, shorter_than: int, market: pd.DataFrame | None = None, unread: frozenset = frozenset()
+) -> pd.DataFrame:
     """The no-trade rows `prices` (symbol, date, close, any other columns; a name's rows
     after renames are applied) lacks: one per name and session without a row inside a gap
     between two of its rows of fewer than `shorter_than` sessions (the delisting rule's
@@ -123,7 +146,8 @@ def untraded_rows(prices: pd.DataFrame, shorter_than: int, market: pd.DataFrame 
     `prices`); a row of `prices` on a thin day is a row of its name (its close may be the
     one carried) but no session of the others. Volume is 0, `prev_close` (where the frame
     has it) the close, the columns of CARRIED the name's previous row's, every other column
-    missing."""
+    missing. `unread` (`unread_rows`): the names and days with a row the files could not
+    read, which get none."""
     market = prices if market is None else market
     days = np.array(sorted(set(prices["date"]) | set(market["date"])), dtype=object)
     session = ~np.isin(days, [t.day for t in thin_days(market)])
@@ -139,7 +163,7 @@ def untraded_rows(prices: pd.DataFrame, shorter_than: int, market: pd.DataFrame 
     through = np.concatenate([[0], np.cumsum(session)])  # through[i]: the sessions before day i
     between = through[after] - through[before + 1]  # the sessions strictly between the two rows
     short = (before >= 0) & (after < len(days)) & (between < shorter_than)
-    name_at, day_at = np.nonzero(short & ~held & session)
+    name_at, day_at = np.nonzero(short & ~held & session & ~_marked(unread, symbols, days))
     if len(name_at) == 0:
         return prices.iloc[0:0].copy()
     source = ordered.iloc[row_of[name_at, before[name_at, day_at]]]
@@ -154,6 +178,16 @@ def untraded_rows(prices: pd.DataFrame, shorter_than: int, market: pd.DataFrame 
         out[column] = source[column].to_numpy()
     kept = [c for c in prices.columns if prices[c].dtype.kind == "f" or c in ("volume", *CARRIED)]
     return out.astype({c: prices[c].dtype for c in kept})
+
+
+def _marked(pairs: frozenset[tuple[str, date]], symbols: pd.Index, days: np.ndarray) -> np.ndarray:
+    """A symbol by day array, True at each (symbol, day) of `pairs` among them."""
+    marked = np.zeros((len(symbols), len(days)), dtype=bool)
+    column = {day: k for k, day in enumerate(days)}
+    for symbol, day in pairs:
+        if day in column and (n := symbols.get_indexer([symbol])[0]) >= 0:
+            marked[n, column[day]] = True
+    return marked
 
 
 def with_untraded_rows(prices: pd.DataFrame, shorter_than: int) -> pd.DataFrame:

@@ -5,7 +5,7 @@ entry gates' 20-day average volume and the model's windows count sessions, not t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
@@ -342,3 +342,86 @@ def _prices(engine) -> pd.DataFrame:
     with engine.connect() as conn:
         frame = pd.DataFrame(current_rows(conn, tables.eod_prices, columns=columns))
     return frame.sort_values(["symbol", "trading_date"]).reset_index(drop=True)
+
+
+NSE_HEADER = (
+    "Code;Name;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume"
+)
+
+
+def _daily_files(folder: Path, days: list[date], row: Callable[[str, int], str | None]) -> Path:
+    """An NSE daily file per day of six names, each name's line `row(symbol, day's index)`
+    (None: the file leaves the name out)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, day in enumerate(days):
+        lines = [f"{NSE_HEADER} Traded"] + [
+            line for s in ("AAA", "BBB", "CCC", "DDD", "EEE", "FFF") if (line := row(s, i))
+        ]
+        (folder / f"{day:%Y%m%d}.csv").write_text("\r\n".join(lines) + "\r\n")
+    return folder
+
+
+def _typo_market(folder: Path) -> Path:
+    """BBB's close on the third day is a typo ('10,5x'); CCC is left out of that day's file."""
+
+    def row(symbol: str, i: int) -> str | None:
+        if symbol == "CCC" and i == 2:
+            return None
+        close = "10,5x" if symbol == "BBB" and i == 2 else "10.50"
+        return f"{symbol};{symbol} Ltd;10.00;11.00;{close};10.50;{100 + i}"
+
+    return _daily_files(folder, DAYS[:5], row)
+
+
+def test_a_bad_row_is_no_day_left_out_the_import_stores_no_trade_row_for_it(settings: Settings, tmp_path: Path) -> None:
+    """A typo in BBB's close (a bad row, reported) was stored anyway as a made-up no-trade
+    row (volume 0 at the previous close, source `...:not in file`) and the import said "1
+    no-trade rows stored for listed names a day's file left out", which the file did not.
+    A name with a row in the day's file, even an unreadable one, gets no no-trade row: the
+    day stays without a row of it until the row is fixed and imported again. CCC, which the
+    file leaves out, still gets its no-trade row."""
+    folder = _typo_market(tmp_path / "daily")
+    result = cli("import", str(folder))
+    assert result.returncode == 0, result.stderr
+    typo = f"bad row: {folder}/{DAYS[2]:%Y%m%d}.csv:3: close '10,5x' is not a number like 1,234.50"
+    assert typo in result.stdout.splitlines()
+    assert "1 no-trade rows stored for listed names a day's file left out" in result.stdout
+    with service_engine(settings).connect() as conn:
+        stored = {(r["symbol"], r["trading_date"]): r for r in current_rows(conn, tables.eod_prices)}
+    assert ("BBB", DAYS[2]) not in stored
+    assert (stored[("CCC", DAYS[2])]["volume"], stored[("CCC", DAYS[2])]["source"]) == (
+        0,
+        "import:nse-daily:not in file",
+    )
+    fixed = _daily_files(tmp_path / "fixed", DAYS[2:3], lambda s, i: f"{s};{s} Ltd;10.00;11.00;10.55;10.50;7")
+    assert cli("import", str(fixed)).returncode == 0
+    with service_engine(settings).connect() as conn:
+        stored = {(r["symbol"], r["trading_date"]): r for r in current_rows(conn, tables.eod_prices)}
+    assert (stored[("BBB", DAYS[2])]["close"], stored[("BBB", DAYS[2])]["volume"]) == (10.55, 7)
+
+
+def test_the_replay_serves_no_made_up_row_for_a_bad_row_and_t0_stores_none(settings: Settings, tmp_path: Path) -> None:
+    """The replay (`backfill`, `demo --market`) served BBB's unreadable row as a `NOT IN
+    FILE` no-trade row, which T0 stored as a day without trades. The importer's rule
+    (`unread_rows`): BBB is on neither page that day, T0 delivers the day COMPLETE without
+    a row of it, and CCC, left out of the file, is served and stored as its no-trade row."""
+    from ingest.replay import ABSENT_STATUS, ReplayMarket
+    from pipeline.backfill import backfill
+
+    market = ReplayMarket(_typo_market(tmp_path / "daily"))
+    assert market.source.bad_rows[0].endswith(":3: close '10,5x' is not a number like 1,234.50")
+    day = market.day(DAYS[2])
+    assert {b["symbol"]: b["status"] for b in day.bars} == {
+        "AAA": "",
+        "CCC": ABSENT_STATUS,
+        "DDD": "",
+        "EEE": "",
+        "FFF": "",
+    }
+    assert "BBB" not in {s["symbol"] for s in day.securities}
+    reports = backfill(service_engine(settings), settings, 5, DAYS[4], market)
+    assert [r.status for r in reports] == ["COMPLETE"] * 5
+    with service_engine(settings).connect() as conn:
+        stored = {(r["symbol"], r["trading_date"]): r for r in current_rows(conn, tables.eod_prices)}
+    assert ("BBB", DAYS[2]) not in stored and stored[("BBB", DAYS[3])]["close"] == 10.5
+    assert stored[("CCC", DAYS[2])]["volume"] == 0
