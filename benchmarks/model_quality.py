@@ -190,7 +190,9 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
     if names:
         frame["name"] = [r.get("name") for r in rows]
         columns.append("name")
-    return frame[columns]
+    frame = frame[columns]
+    frame.attrs["bad_rows"] = [r for r in read if isinstance(r, Bad)]  # `untraded.unread_rows`
+    return frame
 
 
 def _left_out(files: int, read: int, bad: list[str], copies: dict) -> str:
@@ -216,9 +218,9 @@ def load_market(
     a row (default: the delisting rule's, MARKETINTEL_DELIST_AFTER_SESSIONS) split at the
     gap, the earlier company's rows under its own symbol (ingest/importers/renames.py
     `Reuse`); then a no-trade row for each session a name's shorter gaps left out, as the
-    importer stores them (ingest/importers/untraded.py); with the report."""
+    importer stores them (ingest/importers/untraded.py; none on a bad row's day); with the report."""
     from ingest.importers.actions import LIMIT_SETTING, actions_beside, capital_changes
-    from ingest.importers.untraded import with_untraded_rows
+    from ingest.importers.untraded import unread_rows, with_untraded_rows
     from market.errors import MarketIntelError
     from market.settings import get_settings
 
@@ -231,7 +233,7 @@ def load_market(
         )
     except MarketIntelError as exc:  # a script's one line, as the options' errors are
         raise SystemExit(f"error: {exc.detail}") from None
-    filled = with_untraded_rows(adjusted, sessions)
+    filled = with_untraded_rows(adjusted, sessions, unread_rows(prices.attrs.get("bad_rows", []), changes.symbol_on))
     print(
         f"untraded: {filled.attrs['untraded_rows']:,} no-trade rows added for names a day's file left out "
         f"(gaps under {sessions} sessions; ingest/importers/untraded.py)",

@@ -747,13 +747,14 @@ def nse_daily_frame(
     left out as the importer leaves them out, and named in `attrs["indices"]`, unless
     `indices` asks for their rows too (the screening tool reads their levels). Of a name's
     rows for a day the first is kept (`second_rows`, reported in `attrs["second_rows"]`;
-    the NSE files hold none). With
+    the NSE files hold none); the bad rows are in `attrs["bad_rows"]` (`untraded.unread_rows`). With
     `ordinary`, a boolean `ordinary` column says per row whether it is an ordinary share
     (`row_instrument_type`: KPLC-P4 and KPLC-P7, GLD and FAHR, and the indices are not);
     with `names`, each row's `name` (the file's Name column)."""
     import pandas as pd
 
-    rows = readable(folder, [r for path in csv_files(folder) for r in read_nse_daily(path)])
+    read = [r for path in csv_files(folder) for r in read_nse_daily(path)]
+    rows = readable(folder, read)
     copies = repeated_days(rows)
     index_symbols = sorted({r["symbol"] for r in rows if is_index_row(r)})
     kept, seconds = second_rows(r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r)))
@@ -768,4 +769,5 @@ def nse_daily_frame(
     frame.attrs["repeated_days"] = describe_repeated(copies)
     frame.attrs["second_rows"] = seconds.lines()
     frame.attrs["indices"] = index_symbols
+    frame.attrs["bad_rows"] = [r for r in read if isinstance(r, Bad)]
     return frame

@@ -25,7 +25,7 @@ is the rule's to say. A file that lists every name every session gets nothing.
 
 A name with a row in a day's file is not absent from it, even where the row cannot be read
 (`unread_rows`: a bad row whose cells name the symbol and the day): it gets no no-trade row
-that day, in the importer's store or the replay's pages. The day stays without a row of it
+that day, in the importer's store, the research frames or the replay's pages. The day stays without a row of it
 and the bad row is reported, for the file to be fixed and imported again.
 
 A thin day (`thin_days`) is no session for the fill: a day with rows of fewer than
@@ -190,11 +190,12 @@ def _marked(pairs: frozenset[tuple[str, date]], symbols: pd.Index, days: np.ndar
     return marked
 
 
-def with_untraded_rows(prices: pd.DataFrame, shorter_than: int) -> pd.DataFrame:
-    """`prices` with its `untraded_rows` (gaps of fewer than `shorter_than` sessions),
-    sorted by symbol and date (the panel's order), its `attrs` kept, the count added
-    (`attrs["untraded_rows"]`) and its `thin_days` (`attrs["thin_days"]`), for the reader to name."""
-    added = untraded_rows(prices, shorter_than)
+def with_untraded_rows(prices: pd.DataFrame, shorter_than: int, unread: frozenset = frozenset()) -> pd.DataFrame:
+    """`prices` with its `untraded_rows` (gaps of fewer than `shorter_than` sessions, none
+    on the days of `unread`: `unread_rows`), sorted by symbol and date (the panel's order),
+    its `attrs` kept, the count added (`attrs["untraded_rows"]`) and its `thin_days`
+    (`attrs["thin_days"]`), for the reader to name."""
+    added = untraded_rows(prices, shorter_than, unread=unread)
     if added.empty:
         out = prices.sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
     else:

@@ -425,3 +425,13 @@ def test_the_replay_serves_no_made_up_row_for_a_bad_row_and_t0_stores_none(setti
         stored = {(r["symbol"], r["trading_date"]): r for r in current_rows(conn, tables.eod_prices)}
     assert ("BBB", DAYS[2]) not in stored and stored[("BBB", DAYS[3])]["close"] == 10.5
     assert stored[("CCC", DAYS[2])]["volume"] == 0
+
+
+def test_the_research_frames_add_no_no_trade_row_for_a_bad_row(tmp_path: Path, quality: ModuleType) -> None:
+    """The research frames (`load_market`, which the backtest reads) gave BBB's unreadable
+    row a no-trade row too, a day without trades in its windows: the importer's rule
+    (`unread_rows`) keeps its day empty there as well, and CCC, left out of the file, is filled."""
+    frame, _ = quality.load_market(_typo_market(tmp_path / "daily"), nse=True)
+    on_day = frame[frame["date"] == DAYS[2]].set_index("symbol")
+    assert "BBB" not in on_day.index and on_day.loc["CCC", "volume"] == 0
+    assert frame.attrs["untraded_rows"] == 1
