@@ -361,7 +361,7 @@ def _assert_the_run_day_table(result: subprocess.CompletedProcess) -> None:
     stages = ["t0_scrape", *T1_TASKS[1:]]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1 : 1 + len(stages)]}
     assert list(rows) == stages
-    assert {status for status, _, _ in rows.values()} == {"SUCCEEDED"}
+    assert {values[0] for values in rows.values()} == {"SUCCEEDED"}  # then seconds, rows, and a note where one
     assert int(rows["t0_scrape"][2].replace(",", "")) >= 59  # the day's prices, at least
     assert int(rows["t1_predict"][2].replace(",", "")) >= 59  # a prediction per instrument
     assert lines[1 + len(stages)].startswith("total")

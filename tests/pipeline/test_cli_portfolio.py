@@ -29,7 +29,8 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
 
     refused = cli("portfolio", "trade", "client:acme", "buy", "AAA", "60", "100")
     assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr.strip() == "error: buying 60 AAA costs 6,000.00 with fees; cash is 5,000.00"
+    # no --fees: the fee schedule's, as the trade preview shows them (51.00 on 6,000.00)
+    assert refused.stderr.strip() == "error: buying 60 AAA costs 6,051.00 with fees; cash is 5,000.00"
 
     bought = cli("portfolio", "trade", "client:acme", "buy", "BBB", "10", "10", "--fees", "1.5")
     assert bought.returncode == 0, bought.stderr
