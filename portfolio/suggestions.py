@@ -40,11 +40,11 @@ more than one session fills (`rails.booked_whole`, the cap every suggestion is p
 the rails read the latest priced day on D's count); the limit price is still within the price band of
 the latest close on D's count, as a manual trade's price must be (`trading.within_band`: a
 close stored after T2 planned is refused, not booked); D's share count, the dividends
-going ex by D and the scored day's reference prices its limit was computed from (close,
-closing bid and ask, high and low: `PRICED_ON`, recorded in its reason) are those the plan
-read (`_unmoved`: a split, a dividend notice or a T0 correction of any of those prices stored
-after T2 planned is a conflict, `PlanMoved`, and the suggestion stays pending for the client
-to reject).
+going ex by D and the scored day's reference inputs its quantity and limit were computed from
+(close, closing bid and ask, high and low, volume, ADV_20, volatility and spread estimate:
+`PRICED_ON`, recorded in its reason) are those the plan read (`_unmoved`, checked first: a
+split, a dividend notice or a T0 correction of any of those inputs stored after T2 planned is
+a conflict, `PlanMoved`, and the suggestion stays pending for the client to reject).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime, time
@@ -100,7 +101,8 @@ LIMIT = "the limit price"  # what the band's refusal calls the price, planning a
 
 class PlanMoved(ConflictError):
     """A confirmation refused because the market its plan read moved after T2 planned it
-    (`_unmoved`): the name's share count, its dividends going ex or its reference close.
+    (`_unmoved`): the name's share count, its dividends going ex or its reference session's
+    prices, volumes, volatility or spread estimate (PRICED_ON).
     The suggestion's quantity and limit are the old market's; it stays pending, so the
     client can reject it and trade by hand on the market as it is now, and the next
     morning's plan reads the market as it is then."""
@@ -113,19 +115,37 @@ class SuggestionReason(Rationale, total=False):
     from (`model_id` and `record` name the model and the record that scored it)."""
 
     signals_from: str
-    # the scored day's quotes and range the limit was computed from, beside `close` (PRICED_ON;
-    # None: the session had none): its confirmation checks them
+    # the scored day's quotes and range the limit was computed from, beside `close`, and the
+    # volumes, volatility and spread estimate its quantity and impact were (PRICED_ON; None:
+    # the session had none): its confirmation checks them
     bid: float | None
     ask: float | None
     high: float | None
     low: float | None
+    volume: int
+    adv_20: float | None
+    volatility: float | None
+    spread_estimate: float | None
 
 
-# The scored day's prices a suggestion's limit is computed from (market/costs.py `fill`: the
-# touch is the closing ask or bid, else the close and the range; the range is the impact's
-# sigma where volatility_20 is unknown), as its reason records them and `_prices_moved`
-# compares them at confirmation, with the words a refusal names each by.
-PRICED_ON = {"close": "close", "bid": "closing bid", "ask": "closing ask", "high": "high", "low": "low"}
+# The scored day's inputs a suggestion's quantity and limit are computed from (market/costs.py
+# `fill`: the touch is the closing ask or bid, else the close and the range or the spread
+# estimate; the impact reads the volatility, else the range, over the smaller of the volume and
+# ADV_20; the one-session cap is 25% of the volume, the entry gates read ADV_20), as its reason
+# records them and `_prices_moved` compares them at confirmation, with the words a refusal names
+# each by (and, in SHOWN_AS, how it shows one that is not a price).
+PRICED_ON = {
+    "close": "close",
+    "bid": "closing bid",
+    "ask": "closing ask",
+    "high": "high",
+    "low": "low",
+    "volume": "volume",
+    "adv_20": "20-session average volume",
+    "volatility": "20-session volatility",
+    "spread_estimate": "estimated spread",
+}
+SHOWN_AS = {"volume": ",.0f", "adv_20": ",.0f", "volatility": ".4%", "spread_estimate": ".4%"}
 
 
 @dataclass(frozen=True)
@@ -338,7 +358,7 @@ def _suggest_for(
             "fees": o.fees,
             "reason": {
                 **o.rationale,
-                **{field: getattr(sessions[o.symbol], field) for field in PRICED_ON},
+                **{field: _recorded(getattr(sessions[o.symbol], field)) for field in PRICED_ON},
                 **_on_count_note(factor_between(later, o.symbol, scored, day)),
                 **_ex_dividend_note(market.dividends.get(o.symbol), day),
                 "signals_from": scored.isoformat(),
@@ -450,27 +470,36 @@ def _unmoved(conn: Connection, suggestion: Suggestion) -> None:
 
 
 def _prices_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
-    """PlanMoved when a price of the scored day's reference session (`reference_market`, as
-    the plan read it) the limit was computed from is not the one the plan recorded (PRICED_ON,
-    in that order: a reason compares what it recorded, a suggestion stored before the quotes
-    were kept its `close` alone; a name the market no longer has a bar of is not judged): T0
-    corrected the scored day's bar after T2 planned. A correction inside the price band let the
-    old limit through: a buy planned on a close of 50 corrected to 45 was booked 11% over the
-    market, one planned on an ask of 50.10 corrected to 47.00 (its close unchanged) 6.6% over it."""
+    """PlanMoved when an input of the scored day's reference session (`reference_market`, as
+    the plan read it) the quantity and limit were computed from is not the one the plan
+    recorded (PRICED_ON, in that order: a reason compares what it recorded, a suggestion stored
+    before the quotes were kept its `close` alone, one stored before the volumes were kept its
+    prices; a name the market no longer has a bar of is not judged): T0 corrected the scored
+    day's bar, or a bar of its window, after T2 planned. A correction inside the price band let
+    the old limit through: a buy planned on a close of 50 corrected to 45 was booked 11% over the
+    market, one planned on an ask of 50.10 corrected to 47.00 (its close unchanged) 6.6% over it,
+    one of 500 shares planned on a volume of 2,000 corrected to 40,000 at 51.15 where the impact
+    on the corrected volume prices it at 50.33."""
     day, symbol, reason = suggestion.trading_date, suggestion.symbol, suggestion.reason
     session = reference_market(conn, scored, day, [symbol]).sessions.get(symbol)
     if session is None:
         return
     for field, words in PRICED_ON.items():
-        planned, now = reason.get(field), getattr(session, field)
+        planned, now = reason.get(field), _recorded(getattr(session, field))
         if field not in reason or _same_price(planned, now):
             continue
+        shown = SHOWN_AS.get(field, ",.2f")
         raise PlanMoved(
             f"{symbol}'s {scored.isoformat()} {words} was corrected after this suggestion was planned "
-            f"({_price_words(planned)} then, {_price_words(now)} now): its limit price was planned on the old "
-            f"{words}; reject it and, to trade now, place a manual trade (its preview prices it on the corrected "
-            f"{words}); the next morning's suggestions are planned on the corrected {words}"
+            f"({_price_words(planned, shown)} then, {_price_words(now, shown)} now): its quantity and limit price "
+            f"were planned on the old {words}; reject it and, to trade now, place a manual trade (its preview prices "
+            f"it on the corrected {words}); the next morning's suggestions are planned on the corrected {words}"
         )
+
+
+def _recorded(value: float | None) -> float | None:
+    """A session's input as a reason records it: None for one unknown (a NaN is no JSON)."""
+    return None if value is None or not math.isfinite(value) else value
 
 
 def _same_price(planned: float | None, now: float | None) -> bool:
@@ -479,8 +508,8 @@ def _same_price(planned: float | None, now: float | None) -> bool:
     return abs(now - planned) <= 1e-9 * max(abs(planned), 1.0)
 
 
-def _price_words(price: float | None) -> str:
-    return "none" if price is None else f"{price:,.2f}"
+def _price_words(price: float | None, shown: str = ",.2f") -> str:
+    return "none" if price is None else format(price, shown)
 
 
 def _dividend_moved(conn: Connection, suggestion: Suggestion, scored: date) -> None:
@@ -690,6 +719,7 @@ def _execute(
     holders are not yet known (a sale dated Friday may still end the holding) and whose
     credit the next cash use from the ex-date on makes."""
     portfolio_id, symbol, quantity = suggestion.portfolio_id, suggestion.symbol, int(suggestion.quantity)
+    _unmoved(conn, suggestion)  # first: a rail refusing a plan whose inputs moved names the wrong cause
     priced = conn.execute(
         select(func.max(tables.eod_prices.c.trading_date)).where(
             tables.eod_prices.c.trading_date <= suggestion.trading_date
@@ -700,7 +730,6 @@ def _execute(
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
     held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)
     _rails(day, suggestion, held.quantity if held else 0)
-    _unmoved(conn, suggestion)
     price = Decimal(suggestion.limit_price)
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     shown = suggestion.fees  # what the client was shown is what it pays

@@ -557,6 +557,31 @@ def test_a_buy_confirmed_on_a_thinner_reference_session_is_refused_past_its_fill
         assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("1000000")
 
 
+@pytest.mark.parametrize(
+    ("volume", "said"),
+    [(40_000, "(2,000 then, 40,000 now)"), (1_000, "(2,000 then, 1,000 now)")],
+    ids=["thicker", "thinner"],
+)
+def test_a_volume_corrected_after_the_plan_refuses_the_confirmation_as_out_of_date(
+    settings: Settings, volume: int, said: str
+) -> None:
+    """T2 planned 500 LIQ at 51.15 on Friday's 2,000 shares (the impact of a quarter of the
+    session, the one-session cap); T0 then corrected only Friday's volume. Corrected to 40,000
+    the confirmation booked the 500 at 51.15 where the corrected session prices them at 50.33;
+    corrected to 1,000 it was refused as a rail (422) where what moved is the plan's input.
+    Either is the one conflict a corrected close is: out of date, nothing booked, still pending."""
+    engine, acme, buy = _thin_buy(settings)
+    assert buy.reason["volume"] == 2_000 and buy.reason["adv_20"] is not None
+    with engine.begin() as conn:  # T0's correction of Friday's volume, its prices standing
+        append_history(conn, tables.eod_prices, [price_row("LIQ", DAY, 50.0, volume, 49.9, 50.1)])
+    moved = f"LIQ's 2026-11-20 volume was corrected after this suggestion was planned {said}"
+    with pytest.raises(suggestions.PlanMoved, match=re.escape(moved)):
+        suggestions.confirm(engine, settings, CALENDAR, acme, buy.suggestion_id, now=MORNING)
+    assert _events(engine, buy.suggestion_id) == ["PENDING"]
+    with engine.connect() as conn:
+        assert ledger.trade_rows(conn, acme) == [] and ledger.cash_balance(conn, acme) == Decimal("1000000")
+
+
 def test_a_delisted_holding_is_not_one_of_the_plans_names(store) -> None:
     """A client's holding the exchange delisted (its DELISTING notice after its last row) is
     worth the rule's value and can never be sold: the AI book leaves it out of its names
