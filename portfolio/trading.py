@@ -415,11 +415,14 @@ def preview_trade(
 ) -> TradePreview:
     """What the one cost model (market/costs.py) says an order of `quantity` shares would
     cost in a session like the latest one before `moment`: the touch (the ask or the bid,
-    else half the range proxy from the close), the square-root impact, the fee, the price
-    per share with all of them, and how much of it one session's volume would fill (25%
-    of it). A client's own trade is recorded at the client's price; this is the estimate
-    to set that price against. Nothing is stored. A symbol renamed by `trading_date` is not
-    found, the answer naming the symbol it trades under (`ledger.renamed_said`)."""
+    else half the range proxy from the close), the square-root impact of the whole
+    quantity, the price per share with both, the fee on price x quantity, and how much of
+    it one session's volume would fill (25% of it). A client's own trade is recorded at the
+    client's price, the whole quantity, with the schedule's fees on it when it states none
+    (`_fees`); this is the estimate to set that price against, so the order booked at the
+    preview's price without fees is charged the preview's `fees`, also past what one
+    session fills. Nothing is stored. A symbol renamed by `trading_date` is not found, the
+    answer naming the symbol it trades under (`ledger.renamed_said`)."""
     from market.costs import fill
     from portfolio.market import reference_market
 
@@ -439,7 +442,10 @@ def preview_trade(
     # going ex by it, as the price band reads it
     session = reference_market(conn, as_of, trading_date, [symbol]).sessions[symbol]
     closed = closed_to_trading(conn, settings, symbol, trading_date)
-    done = fill(side, quantity, _priced_session(session, closed is not None), fee_schedule(settings))
+    priced, schedule = _priced_session(session, closed is not None), fee_schedule(settings)
+    # the whole order, as a trade books it (its fees the schedule's on all of it), and what of
+    # it one session fills
+    done, one_session = fill(side, quantity, priced, schedule, capped=False), fill(side, quantity, priced, schedule)
     costs = done.costs
     return TradePreview(
         symbol=symbol,
@@ -451,8 +457,8 @@ def preview_trade(
         touch_source=done.touch_source,
         impact=round(done.impact, 6) if done.quantity else None,
         price=done.price.quantize(CENT),
-        fillable_in_one_session=done.quantity,
-        lapse_reason=closed or done.lapse_reason,
+        fillable_in_one_session=one_session.quantity,
+        lapse_reason=closed or one_session.lapse_reason,
         fees=costs.fees.quantize(CENT),
         spread_cost=costs.spread.quantize(CENT),
         impact_cost=costs.impact.quantize(CENT),

@@ -683,11 +683,14 @@ class TradePreview(ApiModel):
         "range_window or tick (the one-tick floor); else range (half the day's high-low range); else fallback "
         "(half of a 5% spread)."
     )
-    impact: Fraction | None = Field(description="Square-root impact, a fraction of the touch.")
+    impact: Fraction | None = Field(description="Square-root impact of the whole quantity, a fraction of the touch.")
     price: Price = Field(description="Per share, touch and impact included.")
     fillable_in_one_session: int = Field(description="At most 25% of a session's volume fills; the rest would wait.")
     lapse_reason: str | None
-    fees: Money
+    fees: Money = Field(
+        description="The fee schedule's on price x quantity: what this order booked at `price` without fees is "
+        "charged (POST /api/portfolio/trade), past what one session fills too."
+    )
     spread_cost: Money
     impact_cost: Money
-    total_cost: Money = Field(description="Spread, impact and fees on the fillable part, in money.")
+    total_cost: Money = Field(description="Spread, impact and fees on the whole quantity, in money.")

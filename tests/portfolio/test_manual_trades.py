@@ -246,6 +246,26 @@ def test_a_halted_name_is_refused_and_its_preview_fills_nothing(client, settings
     assert trade(client, "buy", "AAA", 10, 100).position_after == 10
 
 
+def test_an_order_past_one_sessions_fill_is_charged_the_fees_and_price_its_preview_showed(settings: Settings) -> None:
+    """A preview of 8,000 AAA, past the 5,000 one session of 20,000 shares fills, showed the
+    fees, spread and impact of the 5,000 while a trade of the 8,000 at its price, booked
+    without fees, is charged the schedule's fees on all 8,000. The preview prices the whole
+    order as a booking books it (saying how much one session fills), so the same order booked
+    without fees is charged its `fees`, and its price x quantity plus fees is the cash moved."""
+    from portfolio.trading import preview_trade
+    from tests.portfolio.seed import CALENDAR
+
+    client = clients.open_funded_client(settings, "1000000", NOW)
+    engine, _, portfolio_id = client
+    with engine.connect() as conn:
+        preview = preview_trade(conn, settings, CALENDAR, "buy", "AAA", 8_000, NOW)
+    assert preview.fillable_in_one_session == 5_000 and "25%" in preview.lapse_reason
+    placed = clients.trade(client, "buy", "AAA", 8_000, preview.price, NOW, None)
+    assert (placed.fees, placed.fees_from) == (preview.fees, "SCHEDULE")
+    assert preview.total_cost == preview.spread_cost + preview.impact_cost + preview.fees
+    assert placed.cash_after == Decimal("1000000") - preview.price * 8_000 - preview.fees
+
+
 def test_a_halt_resumed_the_same_day_or_ended_by_a_delisting_is_no_halt(client, settings: Settings) -> None:
     """A HALT and a RESUME of one day left the name halted for good (the RESUME had to be
     dated after the HALT), and a name halted then delisted was refused as "halted ...

@@ -447,7 +447,7 @@ def test_a_buy_suggestion_is_what_one_session_fills_at_the_price_the_preview_sho
     measured impact against ADV_20 alone and skipped the 25% cap, so T2 suggested 1,266 LIQ
     at 50.50 where the preview of the same order on the same session fills 500 at 51.11.
     A suggestion is booked whole at its limit on confirmation, so it asks for what one
-    session can fill, priced as the fill (and the preview) price it."""
+    session can fill, priced as the fill (and the preview of those 500) price it."""
     from market.costs import limit_price
     from portfolio.trading import preview_trade
     from tests.portfolio.seed import days_up_to
@@ -466,9 +466,10 @@ def test_a_buy_suggestion_is_what_one_session_fills_at_the_price_the_preview_sho
     (planned,) = suggestions.list_pending(engine, acme, now=MORNING)
     with engine.connect() as conn:
         preview = preview_trade(conn, settings, CALENDAR, "BUY", "LIQ", 1_266, MORNING)
+        suggested = preview_trade(conn, settings, CALENDAR, "BUY", "LIQ", planned.quantity, MORNING)
     assert planned.quantity == preview.fillable_in_one_session == 500
     assert planned.reason["limits"]["bound_by"] == "session_volume"
-    assert Decimal(planned.limit_price) == limit_price("BUY", Decimal(preview.price))
+    assert Decimal(planned.limit_price) == limit_price("BUY", Decimal(suggested.price))
 
 
 def _thin_sell(settings: Settings) -> tuple:
