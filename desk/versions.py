@@ -41,8 +41,9 @@ def cash(conn: Connection, portfolio_id: str) -> tuple:
 
 
 def track_record(conn: Connection, portfolio_id: str) -> tuple:
-    """A client's or the house portfolio's track record: its ledger, every close and the
-    corporate actions (a split changes its holdings), as its read model names them."""
+    """A client's or the house portfolio's track record: its ledger, every close, the
+    corporate actions (a split changes its holdings) and its benchmarks' index levels and
+    fundamentals, as its read model names them."""
     return newest_ids(conn, *book_parts(portfolio_id))
 
 

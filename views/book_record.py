@@ -3,7 +3,9 @@ trades' totals (views/track_record.py `LedgerTotals`), caught up on each read wi
 stored since its last state, so a read after a write costs what changed, not the history.
 
 A book's state is stamped with the newest ids it reflects (`BookVersion`: the book's
-trades and cash entries, the closes, the corporate actions). The history tables are
+trades and cash entries, the closes, the corporate actions, and the index levels and
+fundamentals its benchmarks read: a record kept past a new one of those would serve a
+stale `index`). The history tables are
 append-only and each part's ids commit in order (a book's writers hold its lock, the
 stages theirs: store/history.py `newest_ids`), so the rows above a stamp are exactly the
 ones the state has not seen. A read:
@@ -56,30 +58,32 @@ from store.history import Part, newest_ids
 from store.panels import stored_closes
 from store.splits import RENAME, stored_splits
 from views.null_record import NullRecords
-from views.track_record import NO_CLIENT_HISTORY, Benchmarks, LedgerTotals, ai_track_record
+from views.track_record import BENCHMARK_PARTS, NO_CLIENT_HISTORY, Benchmarks, LedgerTotals, ai_track_record
 
 BOOKS_KEPT = 256
 
 
 @dataclass(frozen=True)
 class BookVersion:
-    """The newest ids a book's state reflects: its trades, its cash entries, the closes
-    and the corporate actions (0: none yet)."""
+    """The newest ids a book's record reflects: its trades, its cash entries, the closes
+    and the corporate actions (its valued days), and the index levels and fundamentals its
+    benchmarks are read from too (`BENCHMARK_PARTS`; 0: none yet)."""
 
     trades: int = 0
     cash: int = 0
     prices: int = 0
     actions: int = 0
+    index_levels: int = 0
+    fundamentals: int = 0
 
 
 def book_parts(portfolio_id: str) -> tuple[Part, ...]:
     """What a book's track record is read from, as `newest_ids` parts (desk/versions.py
-    keys the API's cached bodies by the same)."""
+    keys the API's cached bodies by the same): the book's ledger and its benchmarks' tables."""
     return (
         (tables.trades, "portfolio_id", portfolio_id),
         (tables.cash_entries, "portfolio_id", portfolio_id),
-        tables.eod_prices,
-        tables.corporate_actions,
+        *BENCHMARK_PARTS,
     )
 
 

@@ -95,6 +95,10 @@ NO_AI_DAYS = "the AI portfolio has no executed day yet"
 ONE_AI_DAY = "one executed day: the statistics need at least two"
 NO_CLIENT_HISTORY = "no trades or cash movements yet"
 BENCHMARK_SPANS = 64
+# What the benchmarks beside a record are read from: the closes, the corporate actions (splits
+# and dividends), the exchange's index levels and the fundamentals (shares outstanding of the
+# service's index). A record kept while any of them moves is stale (views/book_record.py).
+BENCHMARK_PARTS = (tables.eod_prices, tables.corporate_actions, tables.index_levels, tables.fundamentals)
 
 
 @dataclass(frozen=True)
@@ -313,9 +317,7 @@ class Benchmarks:
 
     def over(self, conn: Connection, dates: list) -> tuple[dict[str, pd.Series], str | None]:
         """`benchmark_returns(conn, dates)`, computed once per span and version."""
-        version = newest_ids(
-            conn, tables.eod_prices, tables.index_levels, tables.fundamentals, tables.corporate_actions
-        )
+        version = newest_ids(conn, *BENCHMARK_PARTS)
         key = (tuple(dates), version, get_settings().benchmark_index)
         with self._lock:
             if key in self._kept:

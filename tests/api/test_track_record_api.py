@@ -4,7 +4,7 @@ AI portfolio's record carries its average exposure and fills beside the benchmar
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 
 import pytest
 
@@ -17,6 +17,7 @@ from tests.api.graph import data, snake
 from tests.api.world import DAY, HISTORY_DAYS, MORNING, close_of, price_rows
 from tests.portfolio.seed import days_up_to
 from views.bars import refresh_bars
+from views.book_record import portfolio_track_record
 
 HELD = "days fillCount averageExposure mostlyCash note reason trades"
 
@@ -145,3 +146,28 @@ def test_a_client_record_of_more_than_a_year_has_its_annual_figures(api: Api) ->
         against = body["benchmarks"][name]
         assert None not in (against["annual_return"], against["excess_annual_return"], against["alpha"]), name
         assert against["note"] is None, name
+
+
+def test_a_client_record_follows_fundamentals_stored_on_their_own(api: Api) -> None:
+    """The service's index (the `index` benchmark) weighs names by the shares outstanding
+    the fundamentals report. A report stored with no close, trade or corporate action beside
+    it (T1's documents come after T0's closes) changes the index over the client's days: the
+    client's record, REST and GraphQL, shows the index as a fresh read does, as the AI
+    portfolio's record already did, not the kept record's from before the report."""
+    api.clock.moment = datetime.combine(days_up_to(DAY, HISTORY_DAYS)[10], time(18, 0), tzinfo=UTC)
+    key = api.world.beta_key
+    assert api.call("POST", "/api/portfolio/cash", key, json={"amount": "100000"}).status_code == 201
+    api.clock.moment = MORNING
+    before = api.call("GET", "/api/portfolio/track-record", key).json()["benchmarks"]["index"]
+    report = {"symbol": "MID", "report_date": date(2026, 9, 30), "period_end": date(2026, 9, 30), "eps": 1.0}
+    report |= {"book_value_per_share": 10.0, "dividend_yield": 2.0, "shares_outstanding": 50_000_000}
+    with api.world.engine.begin() as conn:
+        append_history(conn, tables.fundamentals, [{**report, "market_cap": 1_000_000_000.0, "source": "test"}])
+    portfolio_id = api.call("GET", "/api/portfolio/summary", key).json()["portfolio_id"]
+    with api.world.engine.connect() as conn:
+        fresh = portfolio_track_record(conn, portfolio_id).benchmarks["index"]
+    after = api.call("GET", "/api/portfolio/track-record", key).json()["benchmarks"]["index"]
+    assert after["total_return"] == fresh.total_return != before["total_return"], (before, after)
+    query = "{ portfolio { trackRecord { benchmarks { index { totalReturn } } } } }"
+    graph = data(api, query, key)["portfolio"]["trackRecord"]["benchmarks"]["index"]
+    assert graph["totalReturn"] == after["total_return"]
