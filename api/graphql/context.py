@@ -40,6 +40,7 @@ class GraphContext(BaseContext):
         self.caller = caller
         self.loaders = Loaders(svc)
         self.budget: Deadline | None = None  # the operation's wall-clock budget (api/graphql/limits.py OperationBudget)
+        self._values: dict[tuple, asyncio.Future[Any]] = {}  # `value`'s reads of this operation, by read and arguments
 
     @property
     def principal(self) -> Principal:
@@ -58,8 +59,18 @@ class GraphContext(BaseContext):
 
     async def value(self, read: Callable[..., Versioned[T]], *args: Any) -> T:
         """The read model of the desk's `read(conn, *args)`, on a pooled connection, off the
-        event loop (its version read with it; GraphQL keeps what the desk keeps)."""
-        return await self.read(lambda conn: read(conn, *args).value())
+        event loop (its version read with it; GraphQL keeps what the desk keeps). Read once
+        per operation: a field asked twice (two aliases of a portfolio's `trackRecord`) shares
+        the first read, where a second read of its own would be the client's second expensive
+        read at once, refused RATE_LIMITED by its own operation (desk/cache.py `owned`)."""
+        key = (read, args)
+        try:
+            shared = self._values.get(key)
+        except TypeError:  # an argument that cannot be a key: read as asked
+            return await self.read(lambda conn: read(conn, *args).value())
+        if shared is None:
+            shared = self._values[key] = asyncio.ensure_future(self.read(lambda conn: read(conn, *args).value()))
+        return await asyncio.shield(shared)  # a field cancelled (its budget spent) leaves the others' read
 
     async def read_page(
         self,

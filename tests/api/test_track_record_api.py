@@ -171,3 +171,18 @@ def test_a_client_record_follows_fundamentals_stored_on_their_own(api: Api) -> N
     query = "{ portfolio { trackRecord { benchmarks { index { totalReturn } } } } }"
     graph = data(api, query, key)["portfolio"]["trackRecord"]["benchmarks"]["index"]
     assert graph["totalReturn"] == after["total_return"]
+
+
+def test_a_graphql_operation_asking_a_changed_record_twice_reads_it_once(api: Api) -> None:
+    """Two aliases of the caller's `trackRecord` in one operation, after a write changed it:
+    both are answered from one rebuild. Each alias reading it apart was the client's second
+    expensive read at once, refused RATE_LIMITED by its own operation, and as the field is
+    not nullable that nulled the whole `portfolio`."""
+    api.clock.moment = datetime.combine(days_up_to(DAY, HISTORY_DAYS)[10], time(18, 0), tzinfo=UTC)
+    key = api.world.beta_key
+    assert api.call("POST", "/api/portfolio/cash", key, json={"amount": "100000"}).status_code == 201
+    api.clock.moment = MORNING
+    query = "{ portfolio { a: trackRecord { days totalReturn } b: trackRecord { days totalReturn } } }"
+    answer = data(api, query, key)["portfolio"]
+    rest = api.call("GET", "/api/portfolio/track-record", key).json()
+    assert answer["a"] == answer["b"] == {"days": rest["days"], "totalReturn": rest["total_return"]}
