@@ -122,14 +122,21 @@ def _rows(
     return current_rows(conn, tables.macro_observations, as_of=recorded_by, where=where, backdate_first=True)
 
 
+ECHOED = 40  # the most of a refused filter an error repeats (GraphQL's arguments have no length cap)
+
+
 def checked_filters(source: str | None, category: str | None, currency: str | None) -> tuple[str | None, ...]:
+    """The filters as the store holds them, or InvalidInputError naming the one refused
+    (its first ECHOED characters: a 50 KB argument is not sent back, nor logged, whole)."""
     if source is not None and source.upper() not in SOURCES:
-        raise InvalidInputError(f"unknown source '{source}'; the sources are {', '.join(SOURCES)}")
+        raise InvalidInputError(f"unknown source '{source[:ECHOED]}'; the sources are {', '.join(SOURCES)}")
     known_categories = sorted(set(CATEGORIES.values()))
     if category is not None and category.lower() not in known_categories:
-        raise InvalidInputError(f"unknown category '{category}'; the categories are {', '.join(known_categories)}")
+        raise InvalidInputError(
+            f"unknown category '{category[:ECHOED]}'; the categories are {', '.join(known_categories)}"
+        )
     if currency is not None and not re.fullmatch(r"[A-Za-z]{3}", currency):
-        raise InvalidInputError(f"currency '{currency}' is not a three-letter ISO 4217 code")
+        raise InvalidInputError(f"currency '{currency[:ECHOED]}' is not a three-letter ISO 4217 code")
     return (
         source.upper() if source else None,
         category.lower() if category else None,

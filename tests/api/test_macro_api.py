@@ -98,6 +98,18 @@ def test_indicators_422_for_a_bad_date_or_currency(api: Api) -> None:
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
 
 
+@pytest.mark.parametrize("name", ["source", "category", "currency"])
+def test_a_filter_of_50_kb_is_refused_in_a_line_not_sent_back_whole(api: Api, name: str) -> None:
+    """REST holds the filters to a few characters; GraphQL's arguments have no length cap,
+    and its refusal repeated the whole argument (a 50 KB message, logged as well). It
+    names the argument's start, as REST's words do."""
+    given = "IMF" + "X" * 50_000
+    body = gql(api, '{ macroIndicators(%s: "%s") { nodes { value } } }' % (name, given), api.world.acme_key).json()
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT" and body["data"] == {"macroIndicators": None}
+    assert f"'{given[:40]}'" in error["message"] and len(error["message"]) < 200, len(error["message"])
+
+
 def test_an_as_of_after_today_is_refused_not_answered_with_todays_values_under_its_label(api: Api) -> None:
     world.run_t3(api.world.settings)
     today = exchange_date(MORNING)
