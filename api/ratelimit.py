@@ -22,6 +22,7 @@ rule, so the three stores give the same answers, headers and Retry-After.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from dataclasses import dataclass
@@ -33,7 +34,11 @@ from desk.counters import DatabaseStore
 from market.errors import ConfigurationError, SourceUnavailableError
 from market.settings import Settings
 
+log = logging.getLogger(__name__)
 WINDOW_SECONDS = 60
+# the Retry-After of a request the rate-limit store could not count (a Redis that stopped
+# answering, failing over): a client backs off this long rather than retrying at once
+UNAVAILABLE_RETRY_SECONDS = 5
 POLICY_NAME = "per-key"  # a client's keys, counted together
 ADDRESS_POLICY = "per-address"  # requests without a valid key, per client address
 
@@ -125,7 +130,9 @@ class MemoryStore:
 class RedisStore:
     """Counters in Redis, keyed `<prefix>:ratelimit:<key_id>:<window>`, each expiring two
     windows after it is created (nothing to prune). A Redis that stops answering turns a
-    request into 503 (fail closed: an unreachable limiter must not mean no limit)."""
+    request into 503 (fail closed: an unreachable limiter must not mean no limit), with a
+    Retry-After of UNAVAILABLE_RETRY_SECONDS; where Redis is is logged, never told the
+    client (the 503 comes before the key is known)."""
 
     def __init__(self, url: str, key_prefix: str) -> None:
         from limits.errors import StorageError
@@ -159,9 +166,12 @@ class RedisStore:
             raise self._unavailable(exc) from exc
 
     def _unavailable(self, exc: Exception) -> SourceUnavailableError:
+        cause = type(getattr(exc, "storage_error", exc)).__name__
+        log.error("the rate-limit store (Redis at %s) does not answer: %s", _redacted(self.url), cause)
         return SourceUnavailableError(
-            f"the rate-limit store (Redis at {_redacted(self.url)}) does not answer: "
-            f"{type(getattr(exc, 'storage_error', exc)).__name__}"
+            f"the service cannot count requests against their rate limit just now; retry in "
+            f"{UNAVAILABLE_RETRY_SECONDS} s",
+            headers={"Retry-After": str(UNAVAILABLE_RETRY_SECONDS)},
         )
 
 

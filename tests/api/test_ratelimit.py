@@ -183,3 +183,18 @@ def test_two_serve_processes_share_one_keys_budget_through_redis(
         for process in processes:
             process.terminate()
             process.wait(timeout=20)
+
+
+def test_a_redis_that_stops_answering_is_a_503_a_client_can_back_off_from(api) -> None:
+    """A rate-limit store that stops answering refuses every request (fail closed) with a
+    503 problem that says when to retry (Retry-After), keyed or not, with a body or not,
+    and names nothing of where the store is."""
+    from tests.api.conftest import _SERVER, assert_problem
+
+    _SERVER.app.state.services.limiter = RedisStore("redis://:secret@127.0.0.1:1/0", "dead")
+    for method, path, body in (("GET", "/api/portfolio", None), ("POST", "/api/portfolio/cash", {"amount": "1"})):
+        for key in (api.world.acme_key, "svc-sk-" + "0" * 40, None):
+            answer = api.call(method, path, key, json=body)
+            problem = assert_problem(answer, 503, "retry in")
+            assert int(answer.headers.get("Retry-After", "0")) >= 1, (method, key, answer.headers)
+            assert "127.0.0.1" not in problem["detail"] and "redis" not in problem["detail"].lower()
