@@ -3,9 +3,10 @@
 Reading happens in a worker process (`ingest/pdf_worker.py`) under a memory cap
 (RLIMIT_AS, `settings.pdf_sandbox_memory_mb`) and a time limit, so a hostile file (a
 page-count bomb, a decompression bomb, deeply nested objects) costs at most `timeout`
-seconds and cannot take the service down; a worker that runs over (its answer still coming
-at the time limit included) is killed and replaced, and its answer is at most
-`TEXT_BYTES_PER_PAGE` for each page of the page limit, never read past that.
+seconds and cannot take the service down; a worker that runs over (the file still being
+sent to it, or its answer still coming, at the time limit included) is killed and replaced,
+and its answer is at most `TEXT_BYTES_PER_PAGE` for each page of the page limit, never read
+past that.
 At most `settings.pdf_sandboxes` workers live at once in a process (a slot is taken when a
 worker starts and given back when it is closed; one more waits up to `timeout`, then is
 refused as busy), so hostile files in parallel stay under their product. Before that,
@@ -27,6 +28,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from market.errors import BusyError, InvalidInputError, PayloadTooLargeError
 from market.settings import Settings
@@ -122,10 +124,10 @@ class PdfExtractor:
             start = data[:16].decode("latin-1", errors="replace")
             raise PdfRejected(f"{name} is not a PDF (it starts with {start!r})")
         worker = self._running_worker()
+        deadline = time.monotonic() + self.timeout
         try:
-            worker.stdin.write(len(data).to_bytes(8, "big") + data)
-            worker.stdin.flush()
-            answer = self._answer(worker, name, time.monotonic() + self.timeout)
+            self._sent(worker, len(data).to_bytes(8, "big") + data, name, deadline)
+            answer = self._answer(worker, name, deadline)
         except (BrokenPipeError, ValueError):
             answer = None
         if answer is None:  # the worker died on this file (e.g. killed at its memory cap)
@@ -134,6 +136,24 @@ class PdfExtractor:
         if "refused" in answer:
             raise PdfRejected(f"{name} {answer['refused']}")
         return PdfText(printable(answer["text"]), answer["pages"])
+
+    def _sent(self, worker: subprocess.Popen, request: bytes, name: str, deadline: float) -> None:
+        """`request` written to the worker, all of it within `deadline`: a worker stuck before
+        it read a file larger than its pipe holds held its writer (the text stage, an
+        upload) for ever. PdfRejected as too slow, the worker killed, past it."""
+        stream, left = worker.stdin.fileno(), memoryview(request)
+        while left:
+            _, ready, _ = select.select([], [stream], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                self._too_slow(name)
+            try:
+                left = left[os.write(stream, left[: 2**20]) :]
+            except BlockingIOError:  # the pipe filled between the select and the write
+                pass
+
+    def _too_slow(self, name: str) -> NoReturn:
+        self.close()
+        raise PdfRejected(f"{name} took longer than {self.timeout:g}s to read")
 
     def _answer(self, worker: subprocess.Popen, name: str, deadline: float) -> dict | None:
         """The worker's answer to one file, all of it within `deadline` (a worker that
@@ -159,8 +179,7 @@ class PdfExtractor:
         while left > 0:
             ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
-                self.close()
-                raise PdfRejected(f"{name} took longer than {self.timeout:g}s to read")
+                self._too_slow(name)
             chunk = os.read(stream, min(left, 2**20))
             if not chunk:
                 break
@@ -184,4 +203,5 @@ class PdfExtractor:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
             )
+            os.set_blocking(self._worker.stdin.fileno(), False)  # written as it takes it (`_sent`)
         return self._worker

@@ -89,6 +89,7 @@ _ANSWER_STARTED_THEN_STALLED = (
     "sys.stdout.buffer.write((1000).to_bytes(8, 'big') + b'{\"text\": \"ab')\nsys.stdout.buffer.flush()\n"
     "time.sleep(60)"
 )
+_READS_NOTHING = "import time\ntime.sleep(60)"
 _ANSWER_OF_A_GIGABYTE = (
     "import sys, time\nrequests = sys.stdin.buffer\nrequests.read(int.from_bytes(requests.read(8), 'big'))\n"
     "sys.stdout.buffer.write((2**30).to_bytes(8, 'big') + b'{\"text\": \"' + b'x' * 2**20)\n"
@@ -101,15 +102,18 @@ _ANSWER_OF_A_GIGABYTE = (
     [
         (_ANSWER_STARTED_THEN_STALLED, "a.pdf took longer than 2s to read"),
         (_ANSWER_OF_A_GIGABYTE, "a.pdf has more text than the limit of 1,000,000 bytes (200,000 a page for 5 pages)"),
+        (_READS_NOTHING, "a.pdf took longer than 2s to read"),
     ],
-    ids=["stalled", "gigabyte"],
+    ids=["stalled", "gigabyte", "stuck"],
 )
 def test_a_worker_that_stalls_mid_answer_or_answers_too_much_fails_the_file_within_its_time(
     monkeypatch: pytest.MonkeyPatch, worker: str, reason: str
 ) -> None:
     """The worker's answer was read with no time limit once its first byte came, and whole
     whatever its length: a worker stalled mid-answer held its reader (the text stage) for
-    ever, and one sending a gigabyte of text had it read into the service's memory."""
+    ever, and one sending a gigabyte of text had it read into the service's memory. A
+    worker stuck before it reads the file (the file larger than a pipe holds) held its
+    writer for ever too: the file is sent within the same time limit."""
     import subprocess
     import sys
 
@@ -121,6 +125,6 @@ def test_a_worker_that_stalls_mid_answer_or_answers_too_much_fails_the_file_with
     )
     started = time.monotonic()
     with PdfExtractor(5_000_000, 5, 2, MEMORY_MB, 1) as extractor, pytest.raises(PdfRejected) as refused:
-        extractor.extract(text_pdf(["hello"]), "a.pdf")
+        extractor.extract(text_pdf(["hello"]) + b" " * 2_000_000, "a.pdf")
     assert str(refused.value) == reason
     assert time.monotonic() - started < 5
