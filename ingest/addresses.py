@@ -7,11 +7,13 @@ is http(s) and every address its host resolves to is a public one, or it is on t
 anyway, so a PDF beside the feed on an exchange's internal mirror is fetched while one the feed
 names on any other internal host is not. `allow_private` (the `allow_private_enclosures`
 setting, for a demo or test serving its PDFs from 127.0.0.1) lifts the address check, never the
-scheme check.
+scheme check, and nothing is resolved: the host name is requested as it is.
 
-The request then goes to the address that was checked (`pinned_request`), never to the host
-name resolved again: a name that resolved to a public address for the check could resolve to
-127.0.0.1 a moment later for the request (DNS rebinding). The host name stays the request's
+Every other host is looked up within the download's time (a name server that does not answer
+is the download's failure, the configured feeds' own origin's included), and the request goes
+to the address that was looked up (`pinned_request`), never to the host name resolved again:
+a name that resolved to a public address for the check could resolve to 127.0.0.1 a moment
+later for the request (DNS rebinding). The host name stays the request's
 Host header and its TLS server name, so HTTPS verifies the certificate for that name."""
 
 from __future__ import annotations
@@ -45,12 +47,14 @@ def check_fetchable(
     url: str, deadline: Deadline, allow_private: bool = False, trusted: frozenset[Origin] = frozenset()
 ) -> Address | None:
     """The address to fetch `url` from: the first its host resolves to, every one of them
-    checked (give it to `pinned_request`); None where no address was checked (a `trusted`
-    origin, the configured feeds', or `allow_private`): the host name is requested. Raise
-    MarketIntelError saying why `url` is not fetched (nothing is requested): too long to
-    store (`market.text.fits_key`), no URL (an unclosed IPv6 bracket, a port out of range),
-    not http(s), no host, a host that does not resolve, or does not within what is left of
-    `deadline` (the download's), or one with an internal address."""
+    checked (give it to `pinned_request`); on a `trusted` origin (the configured feeds') the
+    first, resolved within `deadline` alike but not checked; None under `allow_private`
+    (nothing resolved: the host name is requested, as a test's or a backfill's in-process
+    site needs). Raise MarketIntelError saying why `url` is not fetched (nothing is
+    requested): too long to store (`market.text.fits_key`), no URL (an unclosed IPv6
+    bracket, a port out of range), not http(s), no host, a host that does not resolve, or
+    does not within what is left of `deadline` (the download's), or one with an internal
+    address."""
     if not fits_key(url):
         raise MarketIntelError(f"not fetched: the address is longer than {MAX_KEY_BYTES:,} bytes")
     try:
@@ -61,9 +65,11 @@ def check_fetchable(
         raise MarketIntelError(f"not fetched: {parts.scheme or 'no'} scheme, only http and https are fetched")
     if not parts.hostname:
         raise MarketIntelError("not fetched: the address names no host")
-    if allow_private or origin(url) in trusted:
+    if allow_private:
         return None
     addresses = _resolved(parts.hostname, deadline)
+    if origin(url) in trusted:
+        return addresses[0]
     for address in addresses:
         if internal(address):
             raise MarketIntelError(

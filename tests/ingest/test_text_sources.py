@@ -951,6 +951,41 @@ def test_a_host_whose_name_server_does_not_answer_is_given_up_on_at_the_download
     ]
 
 
+def test_a_configured_feeds_own_host_is_looked_up_within_the_download_limit(
+    settings: Settings, site: tuple[Files, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PDF on a configured feed's own origin skips the address check, and its host was then
+    looked up by the HTTP client with no limit of its own: a name server that did not answer
+    held the stage past the download's limit. It is looked up as any other host is."""
+    files, url = site
+    port = url.rsplit(":", 1)[1]
+    real, asked = socket.getaddrinfo, []
+    files.pages["/x.pdf"] = (200, "application/pdf", text_pdf(["Kingston Commercial Bank declares a dividend"]))
+    files.pages["/feed"] = _feed(_item("KCB notice", f"{url}/d/1", pdf=f"http://mirror.test:{port}/x.pdf"))
+
+    def dns(host: str, *args, **kwargs):
+        if host == "mirror.test":
+            asked.append(host)
+            if len(asked) == 1:  # the name server is slow to answer the first look-up only
+                time.sleep(8)
+            host = "127.0.0.1"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    feeds = [f"{url}/feed", f"http://mirror.test:{port}/other"]  # the mirror is a configured feed's origin
+    settings = settings.model_copy(
+        update={"allow_private_enclosures": False, "news_feeds": feeds, "pdf_timeout_seconds": 1}
+    )
+    started = time.monotonic()
+    with ExchangeClient("", retries=0) as client, httpx.Client(timeout=5) as http:
+        report = ingest_text(service_engine(settings), settings, DAY, client, http)
+    assert time.monotonic() - started < 5
+    assert report.disclosures_ok == 0 and report.failures[0] == (
+        f"http://mirror.test:{port}/x.pdf: not fetched: looking up mirror.test took longer than the 1 s "
+        "allowed; retried on the next run"
+    )
+
+
 def _layered_gzip(zeros: int) -> bytes:
     """`zeros` zero bytes gzipped twice: a few hundred bytes."""
     layer = zlib.compressobj(9, zlib.DEFLATED, 31)
