@@ -14,13 +14,15 @@ is the download's failure, the configured feeds' own origin's included), and the
 to the address that was looked up (`pinned_request`), never to the host name resolved again:
 a name that resolved to a public address for the check could resolve to 127.0.0.1 a moment
 later for the request (DNS rebinding). The host name stays the request's
-Host header and its TLS server name, so HTTPS verifies the certificate for that name."""
+Host header and its TLS server name, so HTTPS verifies the certificate for that name, through
+an HTTPS proxy too (its tunnel goes to the address, `_tunnel_verified_as`)."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
 import threading
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import httpx
@@ -88,12 +90,28 @@ def pinned_request(http: httpx.Client, url: str, address: Address | None) -> htt
     if address is None:
         return http.build_request("GET", url)
     target = httpx.URL(url)
+    name = target.raw_host.decode("ascii")  # IDNA-encoded, as the certificate names it
     return http.build_request(
         "GET",
         target.copy_with(host=str(address)),
         headers={"Host": target.netloc.decode("ascii"), "Connection": "close"},
-        extensions={"sni_hostname": target.raw_host.decode("ascii")},  # IDNA-encoded, as the certificate names it
+        extensions={"sni_hostname": name, "trace": _tunnel_verified_as(name)},
     )
+
+
+def _tunnel_verified_as(name: str) -> Callable[[str, dict[str, object]], None]:
+    """httpcore's `trace` hook for a pinned request: the TLS handshake inside a tunnel through
+    an HTTPS proxy (CONNECT, `HTTPS_PROXY`) is made for `name`. httpcore's tunnel ignores
+    `sni_hostname` and took the pinned address as the server name, so the certificate was
+    verified for the address, not the host (every HTTPS download through a proxy failed
+    `certificate is not valid for '<address>'`). The hook is called with the handshake's
+    arguments before it starts ("proxy.start_tls.started"), and sets the name there."""
+
+    def trace(event: str, info: dict[str, object]) -> None:
+        if event == "proxy.start_tls.started" and "server_hostname" in info:
+            info["server_hostname"] = name
+
+    return trace
 
 
 def internal(address: Address) -> bool:

@@ -1,8 +1,11 @@
 """A download goes to the address that was checked, and HTTPS still verifies the
-certificate for the URL's host name (ingest/addresses.py `pinned_request`)."""
+certificate for the URL's host name (ingest/addresses.py `pinned_request`), directly and
+through an HTTPS proxy."""
 
 import datetime
 import ipaddress
+import select
+import socket
 import ssl
 import threading
 from collections.abc import Iterator
@@ -88,3 +91,57 @@ def test_a_pinned_https_request_verifies_the_certificate_for_the_host_name(
             http.send(pinned_request(http, f"https://other.test:{port}/a.pdf", LOOPBACK))
     assert (answer.status_code, answer.text) == (200, f"news.test:{port}")
     assert names == ["news.test", "other.test"]
+
+
+def _tunnel(client: socket.socket, targets: list[str]) -> None:
+    """One CONNECT: the target noted, then bytes both ways until either side closes."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += client.recv(4096)
+    target = head.split(b" ")[1].decode()
+    targets.append(target)
+    host, port = target.rsplit(":", 1)
+    with client, socket.create_connection((host, int(port))) as upstream:
+        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        ends = {client: upstream, upstream: client}
+        while True:
+            ready, _, _ = select.select(list(ends), [], [], 5)
+            data = ready[0].recv(65536) if ready else b""
+            if not data:
+                return
+            ends[ready[0]].sendall(data)
+
+
+@pytest.fixture
+def connect_proxy() -> Iterator[tuple[str, list[str]]]:
+    """An HTTPS proxy (CONNECT) on 127.0.0.1: its URL and the targets it was asked to connect to."""
+    server = socket.create_server(("127.0.0.1", 0))
+    targets: list[str] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=_tunnel, args=(client, targets), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}", targets
+    server.close()
+
+
+def test_through_an_https_proxy_the_pinned_address_is_tunnelled_to_and_the_host_name_verified(
+    tls_site: tuple[int, Path, list[str]], connect_proxy: tuple[str, list[str]]
+) -> None:
+    """Through a proxy (HTTPS_PROXY) the tunnel goes to the checked address, and the
+    certificate is verified for the URL's host name, not for that address: every HTTPS
+    download through a proxy failed `certificate is not valid for '127.0.0.1'`."""
+    port, certfile, names = tls_site
+    proxy, targets = connect_proxy
+    with httpx.Client(verify=ssl.create_default_context(cafile=certfile), timeout=5, proxy=proxy) as http:
+        answer = http.send(pinned_request(http, f"https://news.test:{port}/a.pdf", LOOPBACK))
+        with pytest.raises(httpx.ConnectError, match="certificate is not valid for 'other.test'"):
+            http.send(pinned_request(http, f"https://other.test:{port}/a.pdf", LOOPBACK))
+    assert (answer.status_code, answer.text) == (200, f"news.test:{port}")
+    assert targets == [f"127.0.0.1:{port}"] * 2 and names == ["news.test", "other.test"]
