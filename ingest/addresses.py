@@ -7,7 +7,10 @@ is http(s) and every address its host resolves to is a public one, or it is on t
 anyway, so a PDF beside the feed on an exchange's internal mirror is fetched while one the feed
 names on any other internal host is not. `allow_private` (the `allow_private_enclosures`
 setting, for a demo or test serving its PDFs from 127.0.0.1) lifts the address check, never the
-scheme check, and nothing is resolved: the host name is requested as it is.
+scheme check, and nothing is resolved: the host name is requested as it is. The addresses the
+operator configured (the exchange, the feeds, the macro sources) are read as they are, but a
+redirect from one to another host is checked the same way before it is followed
+(`checked_redirects`).
 
 Every other host is looked up within the download's time (a name server that does not answer
 is the download's failure, the configured feeds' own origin's included), and the request goes
@@ -28,7 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from market.budget import Deadline
-from market.errors import MarketIntelError
+from market.errors import MarketIntelError, SourceUnavailableError
 from market.text import MAX_KEY_BYTES, fits_key
 
 SCHEMES = ("http", "https")
@@ -112,6 +115,32 @@ def _tunnel_verified_as(name: str) -> Callable[[str, dict[str, object]], None]:
             info["server_hostname"] = name
 
     return trace
+
+
+def checked_redirects(allow_private: bool, seconds: float) -> Callable[[httpx.Response], None]:
+    """An httpx response hook for a client that follows redirects from an address the operator
+    configured (the exchange's pages, the news feeds, the macro sources): a redirect to another
+    host is checked as a link a feed names is (`check_fetchable`, its look-up within `seconds`)
+    before it is followed, so a configured public site that redirects to 169.254.169.254 or
+    127.0.0.1 is refused (SourceUnavailableError saying why), never requested. A redirect on
+    the same host is the configured site's own. The hop checked is requested by its host
+    name (no pinning): the check stops a redirect to an internal address, not a name that
+    resolves again elsewhere."""
+
+    def hook(response: httpx.Response) -> None:
+        if not response.has_redirect_location:
+            return
+        asked = response.request.url
+        target = asked.join(response.headers["location"])
+        if target.host == asked.host:
+            return
+        deadline = Deadline(seconds, f"looking up {target.host}", "not retried")
+        try:
+            check_fetchable(str(target), deadline, allow_private)
+        except MarketIntelError as refused:
+            raise SourceUnavailableError(f"{asked} redirected to {target}, {refused.detail}") from None
+
+    return hook
 
 
 def internal(address: Address) -> bool:

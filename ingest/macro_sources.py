@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 from lxml import html as lxml_html
 
+from ingest.addresses import checked_redirects
 from ingest.pdf_text import PdfExtractor
 from market.errors import MarketIntelError
 from market.macro_catalogue import BOJ_SERIES, CATEGORIES, PIOJ_CATEGORIES, SOURCES, STATIN_CATEGORIES
@@ -171,7 +172,10 @@ def fetch_all(settings: Settings, on: date, http: httpx.Client | None = None) ->
     """Every observation the three sources had released by `on` (the date is also passed to
     the sites, which the simulator honours; a live site answers with what it has)."""
     base = (settings.macro_base_url or settings.exchange_base_url).rstrip("/")
-    client = http or httpx.Client(timeout=settings.exchange_timeout_seconds, follow_redirects=True)
+    redirects = checked_redirects(settings.allow_private_enclosures, settings.exchange_timeout_seconds)
+    client = http or httpx.Client(
+        timeout=settings.exchange_timeout_seconds, follow_redirects=True, event_hooks={"response": [redirects]}
+    )
     params = {"date": on.isoformat()}
     try:
         rows: list[dict[str, Any]] = []

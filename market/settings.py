@@ -92,7 +92,8 @@ class Settings(BaseSettings):
         default=False,
         description="Download disclosure PDFs a feed names at internal addresses (loopback, private, "
         "link-local such as the cloud metadata service at 169.254.169.254): off, such an enclosure is a "
-        "FAILED disclosure and never requested; on only for a demo or test serving its PDFs from this machine.",
+        "FAILED disclosure and never requested, and a configured site's redirect to another host at such an "
+        "address is refused; on only for a demo or test serving its PDFs from this machine.",
     )
     disclosures_per_run: int = Field(
         default=100,

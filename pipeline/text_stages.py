@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from ingest.exchange.client import ExchangeClient
+from ingest.exchange.client import ExchangeClient, PageLimits
 from ingest.text_sources import ingest_text
 from models.sentiment.composite import MARKET
 from pipeline.sentiment import build_composite
@@ -22,6 +22,7 @@ def run_ingest_text(ctx: StageContext) -> StageOutcome:
             timeout=settings.exchange_timeout_seconds,
             retries=settings.exchange_retries,
             backoff=settings.exchange_backoff_seconds,
+            limits=PageLimits(internal_redirects=settings.allow_private_enclosures),
         ) as client,
         httpx.Client(timeout=settings.pdf_timeout_seconds, follow_redirects=True) as http,
     ):

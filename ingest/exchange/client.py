@@ -23,6 +23,7 @@ from itertools import chain
 
 import httpx
 
+from ingest.addresses import checked_redirects
 from market.budget import Deadline
 from market.errors import BudgetExceededError, MarketIntelError, NotPublishedError, SourceUnavailableError
 
@@ -33,10 +34,14 @@ USER_AGENT = "marketintel-t0/0.1 (end-of-day data collector; contact: operations
 @dataclass(frozen=True)
 class PageLimits:
     """What one attempt may read: `max_bytes` of body (a 2,000-name day's quotes page is a
-    few MB) within `max_seconds` however slowly it comes."""
+    few MB) within `max_seconds` however slowly it comes, and from where: a redirect to
+    another host is checked before it is followed and refused at an internal address
+    (ingest/addresses.py `checked_redirects`) unless `internal_redirects` (the
+    `allow_private_enclosures` setting: a demo's or test's sites on 127.0.0.1)."""
 
     max_bytes: int = 64 * 1024 * 1024
     max_seconds: float = 120.0
+    internal_redirects: bool = False
 
 
 def bounded_body(response: httpx.Response, max_bytes: int, deadline: Deadline) -> bytes:
@@ -142,6 +147,7 @@ class ExchangeClient:
             transport=transport,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             follow_redirects=True,
+            event_hooks={"response": [checked_redirects(limits.internal_redirects, timeout)]},
         )
 
     def close(self) -> None:

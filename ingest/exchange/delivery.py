@@ -32,7 +32,7 @@ from typing import NoReturn
 from sqlalchemy import Connection, Engine, func, select
 
 from ingest.books import BooksCheck, append_actions
-from ingest.exchange.client import ExchangeClient, Fetched
+from ingest.exchange.client import ExchangeClient, Fetched, PageLimits
 from ingest.exchange.parsers import ParsedPage, parse_fundamentals, parse_securities, parse_trade_quotes
 from ingest.exchange.validation import (
     REPEAT_WINDOW_DAYS,
@@ -91,6 +91,7 @@ def client_for(settings: Settings, **overrides) -> ExchangeClient:  # noqa: ANN0
         "timeout": settings.exchange_timeout_seconds,
         "retries": settings.exchange_retries,
         "backoff": settings.exchange_backoff_seconds,
+        "limits": PageLimits(internal_redirects=settings.allow_private_enclosures),
         **overrides,
     }
     return ExchangeClient(settings.exchange_base_url, **options)

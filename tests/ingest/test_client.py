@@ -102,3 +102,39 @@ def test_a_page_sent_a_byte_at_a_time_is_a_timeout_and_a_huge_one_is_refused() -
     with pytest.raises(SourceUnavailableError, match="exceeds the limit of 1,000 bytes; not retried"):
         client.get("/huge")
     assert len(seen) == 3
+
+
+def test_a_redirect_to_another_host_is_checked_before_it_is_followed() -> None:
+    """A configured site that redirects to an internal address had the client request it
+    (the cloud metadata service, a loopback port); a redirect on its own host, or to a
+    public address, is followed."""
+    seen: list[str] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        hops = {
+            "/inside": "http://169.254.169.254/latest/meta-data/",
+            "/moved": "/here",
+            "/public": "http://93.184.216.34/here",  # written as an address: nothing is resolved
+        }
+        where = hops.get(request.url.path)
+        return httpx.Response(302, headers={"location": where}) if where else httpx.Response(200, content=b"ok")
+
+    client = ExchangeClient("http://exchange.test", retries=0, transport=httpx.MockTransport(respond))
+    with pytest.raises(SourceUnavailableError) as refused:
+        client.get("/inside")
+    assert str(refused.value) == (
+        "http://exchange.test/inside redirected to http://169.254.169.254/latest/meta-data/, not fetched: "
+        "169.254.169.254 is an internal address (169.254.169.254); only public addresses are fetched"
+    )
+    assert client.get("/moved").body == b"ok" and client.get("/public").body == b"ok"
+    assert seen == [
+        "http://exchange.test/inside",
+        "http://exchange.test/moved",
+        "http://exchange.test/here",
+        "http://exchange.test/public",
+        "http://93.184.216.34/here",
+    ]
+    inside = PageLimits(internal_redirects=True)
+    allowing = ExchangeClient("http://exchange.test", retries=0, transport=httpx.MockTransport(respond), limits=inside)
+    assert allowing.get("/inside").body == b"ok"
