@@ -69,6 +69,16 @@ def read_pdf_file(path: Path, max_bytes: int) -> bytes:
     raise PdfTooLarge(f"{path} is over the limit of {max_bytes:,} bytes; reading stopped there")
 
 
+def _ready(stream: int, event: int, deadline: float) -> bool:
+    """Whether the worker's pipe `stream` is ready for `event` (POLLIN, POLLOUT; or closed)
+    before `deadline`. poll, not select: select refuses a descriptor numbered 1,024 or
+    more, and in a process holding that many (an API server with many connections open)
+    every PDF was refused as `the reader died on it`."""
+    poller = select.poll()
+    poller.register(stream, event)
+    return bool(poller.poll(max(0.0, deadline - time.monotonic()) * 1000))
+
+
 @dataclass(frozen=True)
 class PdfText:
     text: str
@@ -143,8 +153,7 @@ class PdfExtractor:
         upload) for ever. PdfRejected as too slow, the worker killed, past it."""
         stream, left = worker.stdin.fileno(), memoryview(request)
         while left:
-            _, ready, _ = select.select([], [stream], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+            if not _ready(stream, select.POLLOUT, deadline):
                 self._too_slow(name)
             try:
                 left = left[os.write(stream, left[: 2**20]) :]
@@ -177,8 +186,7 @@ class PdfExtractor:
         slow, the worker killed, where they have not all come by `deadline`."""
         stream, chunks, left = worker.stdout.fileno(), [], size
         while left > 0:
-            ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+            if not _ready(stream, select.POLLIN, deadline):
                 self._too_slow(name)
             chunk = os.read(stream, min(left, 2**20))
             if not chunk:

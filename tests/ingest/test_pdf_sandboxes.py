@@ -128,3 +128,21 @@ def test_a_worker_that_stalls_mid_answer_or_answers_too_much_fails_the_file_with
         extractor.extract(text_pdf(["hello"]) + b" " * 2_000_000, "a.pdf")
     assert str(refused.value) == reason
     assert time.monotonic() - started < 5
+
+
+def test_a_pdf_is_read_in_a_process_holding_more_than_1024_descriptors() -> None:
+    """The worker's pipes were waited on with select, which refuses a descriptor numbered
+    1,024 or more: in a process holding that many (an API server with many connections)
+    every PDF was refused as `the reader died on it`."""
+    import os
+    import resource
+
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 1200:
+        pytest.skip("the process may not hold 1,200 descriptors")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with PdfExtractor(5_000_000, 5, 20, MEMORY_MB, 1) as extractor:
+            assert extractor.extract(text_pdf(["hello"]), "a.pdf").text == "hello"
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
