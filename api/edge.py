@@ -169,10 +169,6 @@ class Edge:
             await send(message)
 
         path = request.url.path
-        refusal = await self._refusal(request, path)
-        if refusal is not None:
-            await refusal(scope, receive, send_with_headers)
-            return
         cap = self._cap(path)
         received = 0
 
@@ -186,13 +182,17 @@ class Edge:
             return message
 
         try:
+            refusal = await self._refusal(request, path)
+            if refusal is not None:
+                await refusal(scope, receive, send_with_headers)
+                return
             await self.app(scope, counted, send_with_headers)
         except Exception as exc:
             if started:
                 raise
             # A body past its cap, raised where no exception handler saw it (outside a route), is
-            # a 413; any other error no handler expected is a 500 the client receives
-            # (api/problems.py `unexpected`), never a dropped connection.
+            # a 413; any other error no handler expected (the edge's own key check's included) is
+            # a 500 the client receives (api/problems.py `unexpected`), never a dropped connection.
             too_large = isinstance(exc, BodyTooLarge)
             answer = problem(request, 413, str(exc.detail)) if too_large else unexpected(request, exc)
             await answer(scope, receive, send_with_headers)

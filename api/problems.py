@@ -192,9 +192,26 @@ def unexpected(request: Request, exc: BaseException) -> JSONResponse:
     """The 500 of an error no handler expected, logged with its traceback. The edge
     (api/edge.py) answers it before Starlette's outermost handler would, which sends the
     same answer and then re-raises, so that the server drops the connection: a client
-    could see the reset instead of the answer."""
+    could see the reset instead of the answer. A database error on a store whose schema is
+    not current (the API serves degraded until `marketintel db upgrade`, /healthz says so)
+    is the 503 `SCHEMA_BEHIND` says, with Retry-After: every request was a 500."""
     log.exception("unhandled error", exc_info=exc)
+    if _schema_behind(request):
+        return problem(request, 503, SCHEMA_BEHIND, headers={"Retry-After": str(SCHEMA_RETRY_SECONDS)})
     return problem(request, 500, "internal error; quote the request id to the operator")
+
+
+def _schema_behind(request: Request) -> bool:
+    """Whether the store's schema is not current, asked only once a request failed (it reads
+    the applied migrations); False where the store cannot even say (the 500 stands)."""
+    try:
+        return not request.app.state.services.desk.schema_current()
+    except Exception:  # noqa: BLE001 - a store that does not answer: the error is the service's
+        return False
+
+
+SCHEMA_BEHIND = "the service's database is not up to date (an upgrade is pending); retry later"
+SCHEMA_RETRY_SECONDS = 60
 
 
 def status_for(error: errors.MarketIntelError) -> int:

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import httpx
 import pytest
 
 from api.app import create_app
+from market.settings import Settings
 from pipeline.serving import serve_in_thread
 from tests.api.conftest import Api, assert_problem
 from tests.conftest import ADMIN_KEY
@@ -128,3 +130,24 @@ def test_empty_and_broken_uploads_are_422(api: Api) -> None:
     )
     assert_problem(broken, 422)
     assert api.acme("GET", "/api/portfolio").json()["positions"] == []  # nothing half-written
+
+
+def test_a_store_whose_schema_is_behind_answers_503_not_500(unmade_settings: Settings) -> None:
+    """An API started on a store not yet upgraded serves degraded (/healthz says so), and
+    every keyed request was a 500 'internal error' from a missing table, the edge's key
+    check's one logged as an exception in the ASGI application. They are 503s saying an
+    upgrade is pending, with Retry-After."""
+    from pydantic import SecretStr
+
+    from api.problems import SCHEMA_BEHIND
+
+    Path(unmade_settings.database_url.removeprefix("sqlite:///")).touch()
+    settings = unmade_settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)})
+    with serve_in_thread(create_app(settings)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        assert http.get("/healthz").json()["status"] == "degraded"
+        for key in ("svc-sk-" + "0" * 40, ADMIN_KEY):
+            for method, body in (("GET", None), ("POST", {"amount": "1"})):
+                path = "/api/portfolio" if method == "GET" else "/api/portfolio/cash"
+                answer = http.request(method, path, headers={"X-API-Key": key}, json=body)
+                assert_problem(answer, 503, SCHEMA_BEHIND)
+                assert answer.headers["Retry-After"] == "60"
