@@ -29,7 +29,9 @@ import httpx
 from lxml import html as lxml_html
 
 from ingest.addresses import checked_redirects
+from ingest.exchange.client import ACCEPT_ENCODING, PageLimits, bounded_body
 from ingest.pdf_text import PdfExtractor
+from market.budget import Deadline
 from market.errors import MarketIntelError
 from market.macro_catalogue import BOJ_SERIES, CATEGORIES, PIOJ_CATEGORIES, SOURCES, STATIN_CATEGORIES
 from market.money import printed_number
@@ -190,10 +192,19 @@ def fetch_all(settings: Settings, on: date, http: httpx.Client | None = None) ->
 
 
 def _get(client: httpx.Client, url: str, params: dict[str, str], source: str) -> httpx.Response:
+    """The source's answer at `url`, its body read as the exchange's pages are (`bounded_body`:
+    at most `PageLimits.max_bytes` decoded, within `PageLimits.max_seconds`): read whole and
+    decoded by the client, a few hundred bytes of layered gzip took gigabytes of memory."""
+    limits = PageLimits()
+    deadline = Deadline(limits.max_seconds, f"{source}: {url}", "retried on the next run")
     try:
-        response = client.get(url, params=params)
+        with client.stream("GET", url, params=params, headers={"Accept-Encoding": ACCEPT_ENCODING}) as response:
+            status, kind = response.status_code, response.headers.get("content-type", "")
+            body = bounded_body(response, limits.max_bytes, deadline) if status == 200 else b""
     except httpx.HTTPError as exc:
         raise MarketIntelError(f"{source}: {url} unreachable ({type(exc).__name__})") from None
-    if response.status_code != 200:
-        raise MarketIntelError(f"{source}: {url} answered HTTP {response.status_code}")
-    return response
+    except MarketIntelError as exc:
+        raise MarketIntelError(f"{source}: {url}: {exc.detail}") from None
+    if status != 200:
+        raise MarketIntelError(f"{source}: {url} answered HTTP {status}")
+    return httpx.Response(status, content=body, headers={"content-type": kind})

@@ -15,6 +15,7 @@ from ingest.macro_sources import SourceFormatError, fetch_all, parse_boj_csv, pa
 from ingest.simulator.macro import SERIES, MacroEconomy, Release
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
+from market.errors import MarketIntelError
 from market.settings import Settings
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
@@ -296,3 +297,23 @@ def test_the_simulated_macro_says_which_weeks_it_publishes() -> None:
     assert not simulated_macro_covers(date(2014, 12, 29)) and simulated_macro_covers(date(2015, 1, 5))
     assert simulated_macro_covers(date(2028, 12, 25)) and not simulated_macro_covers(date(2029, 1, 1))
     assert macro_span_reason(date(2014, 12, 29)).startswith("the simulated macro sources publish from 2015 to 2028")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_source_answering_a_gzip_bomb_is_refused_at_the_page_limit(settings: Settings) -> None:
+    """A macro source's answer was read whole and decoded by the HTTP client: a few hundred
+    bytes of gzip, gzipped again, became gigabytes in memory. It is read as the exchange's
+    pages are, refused once it passes their limit."""
+    import gzip
+    import zlib
+
+    layer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    inner = b"".join(layer.compress(bytes(1 << 20)) for _ in range(65)) + layer.flush()  # 65 MiB of zeros
+    bomb = gzip.compress(inner, 9)
+    assert len(bomb) < 10_000
+    answer = httpx.Response(200, content=bomb, headers={"content-encoding": "gzip, gzip", "content-type": "text/csv"})
+    with (
+        httpx.Client(transport=httpx.MockTransport(lambda request: answer)) as http,
+        pytest.raises(MarketIntelError, match="the body exceeds the limit of 67,108,864 bytes"),
+    ):
+        fetch_all(settings, AFTER_REVISION, http)
