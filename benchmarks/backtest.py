@@ -107,7 +107,15 @@ from datetime import date
 from pathlib import Path
 
 import pandas as pd
-from model_quality import SHARED_DATA, capital_arguments, capital_figures, capital_options, load_market
+from model_quality import (
+    SHARED_DATA,
+    a_day,
+    capital_arguments,
+    capital_figures,
+    capital_options,
+    load_market,
+    priced_in,
+)
 
 from market.files import write_whole
 from models.decisions import HORIZON as HORIZON_OF_MODEL
@@ -512,14 +520,6 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
     return args
 
 
-def a_day(text: str) -> date:
-    """--from's and --to's date (YYYY-MM-DD); else the parser's one-line error."""
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
-
-
 def selects(args: argparse.Namespace) -> bool:
     """Whether the run has the selection table: `--select`, else a span ending by SELECTION_END."""
     return args.select if args.select is not None else args.end <= SELECTION_END
@@ -637,14 +637,6 @@ def market_through(source: Path, start: date, end: date, args: argparse.Namespac
     args.adjustments += tuple((r.symbol, r.last_day.isoformat(), r.retired) for r in capital.renames.reused)
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     return prices[prices["date"] <= (label_cut[-1] if label_cut else end)], capital
-
-
-def priced_in(prices: pd.DataFrame, start: date, end: date) -> None:
-    """Stop with one line, before the walk-forward, where no day of the files falls in the span."""
-    dates = prices["date"]
-    if prices.empty or not ((dates >= start) & (dates <= end)).any():
-        known = f"the files run from {min(dates)} to {max(dates)}" if len(dates) else "the files have no prices"
-        raise SystemExit(f"error: no day of the files from {start} to {end}: {known} (set --from and --to)")
 
 
 def retail_run(

@@ -58,6 +58,10 @@ close of t+1+b, minus the equal-weighted liquid universe's, so 1-5 is the label 
 on the liquid names, overall and per year: how long a ranking keeps paying. Its windows
 read closes up to 61 sessions after --to (the model never reads them).
 
+--from and --to are dates (YYYY-MM-DD) in order; a span without a day of the files, files
+too short for the default --from, or a span the walk-forward scores nothing of is one line
+naming the files' first and last dates (`priced_in`, `default_start`, `scored_rows`).
+
 The first line of the table says the span actually scored: the first and last dates of
 the scored rows, with the span asked for (--from/--to or their defaults) beside it when
 they differ (the walk-forward scores nothing before its training history, and rows the
@@ -286,6 +290,22 @@ def price_limit(args: argparse.Namespace) -> float | None:
     if limit is not None and not 0 < limit < 1:
         raise SystemExit(f"error: --price-limit {limit} is not a fraction between 0 and 1 (10% is 0.1)")
     return limit
+
+
+def a_day(text: str) -> date:
+    """--from's and --to's date (YYYY-MM-DD); else the parser's one-line error."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def priced_in(prices: pd.DataFrame, start: date, end: date) -> None:
+    """Stop with one line, before the walk-forward, where no day of the files falls in the span."""
+    dates = prices["date"]
+    if prices.empty or not ((dates >= start) & (dates <= end)).any():
+        known = f"the files run from {min(dates)} to {max(dates)}" if len(dates) else "the files have no prices"
+        raise SystemExit(f"error: no day of the files from {start} to {end}: {known} (set --from and --to)")
 
 
 def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> pd.DataFrame:
@@ -597,6 +617,35 @@ def span_text(rows: pd.DataFrame, start: date, end: date) -> str:
     return f"scored {span[0]} to {span[1]}{asked}"
 
 
+def scored_rows(predictions: pd.DataFrame, start: date, end: date, files: tuple[date, date]) -> pd.DataFrame:
+    """The walk-forward's rows from `start` to `end` whose label is known; none is a one-line
+    error naming the files' first and last dates (`files`), not a pandas KeyError."""
+    if not predictions.empty:
+        predictions = predictions[
+            (predictions["date"] >= start) & (predictions["date"] <= end) & predictions["forward_return"].notna()
+        ]
+    if predictions.empty:
+        raise SystemExit(
+            f"error: no scored row from {start} to {end}: the walk-forward trains on the sessions before its first "
+            f"prediction and a label is known sessions after its day, and the files run from {files[0]} to {files[1]} "
+            "(set --from and --to inside them, after a year of sessions)"
+        )
+    return predictions
+
+
+def default_start(dates: list[date]) -> date:
+    """--from's default off the NSE files: the first 1 January after 250 trading days and a
+    whole calendar year of history; files too short for one are a one-line error."""
+    found = next((date(d.year + 1, 1, 1) for d in dates[250:] if d.year > dates[0].year), None)
+    if found is None or found > dates[-1]:
+        raise SystemExit(
+            f"error: no --from by default: the files hold {len(dates)} trading days, from {dates[0]} to {dates[-1]}, "
+            "and the default is the first 1 January after 250 trading days and a whole calendar year of "
+            "history (set --from)"
+        )
+    return found
+
+
 def label_cut(dates: list, end: date, label_days: int) -> date:
     """The last day a run scored up to `end` may read: `label_days` trading days after it
     (the label's span: the last scored day's label end), or the last day there is."""
@@ -713,11 +762,14 @@ def main() -> None:
     parser.add_argument(
         "--from",
         dest="start",
+        type=a_day,
         default=None,
         help="first scored day (NSE: 2012-01-01; else the "
         "first 1 January after 250 trading days and a whole calendar year of history)",
     )
-    parser.add_argument("--to", dest="end", default=None, help="last scored day (NSE: 2021-12-31; else the last)")
+    parser.add_argument(
+        "--to", dest="end", type=a_day, default=None, help="last scored day (NSE: 2021-12-31; else the last)"
+    )
     parser.add_argument(
         "--label", choices=list(LABELS), default="excess", help="the label (models/dataset.py; default: excess)"
     )
@@ -744,6 +796,8 @@ def main() -> None:
         help="a WalkForwardConfig field of the product's walk-forward, for screening variants on the early span",
     )
     args = parser.parse_args()
+    if args.start and args.end and args.start > args.end:
+        parser.error(f"--from {args.start} is after --to {args.end}")
     horizon = args.horizon or (HORIZON if args.label == "excess" else 1)
     label_days = horizon + 1 if args.label == "excess" else horizon  # t to label_end, in trading days
     next_day = args.label == "excess" and not args.no_next_day
@@ -762,13 +816,13 @@ def main() -> None:
             raise SystemExit(f"error: no NSE daily files at {folder} (set --nse or MARKETINTEL_SHARED_DATA)")
         source_name = "nse-kenya daily"
         prices, capital = load_market(folder, True, *capital_arguments(args))
-        args.start, args.end = args.start or "2012-01-01", args.end or "2021-12-31"
+        args.start, args.end = args.start or date(2012, 1, 1), args.end or date(2021, 12, 31)
     for line in capital.lines() if capital is not None else []:
         print(line, flush=True)
     dates = sorted(prices["date"].unique())
-    if args.start is None:
-        args.start = next(date(d.year + 1, 1, 1) for d in dates[250:] if d.year > dates[0].year).isoformat()
-    start, end = date.fromisoformat(args.start), date.fromisoformat(args.end) if args.end else dates[-1]
+    start, end = args.start or default_start(dates), args.end or dates[-1]
+    priced_in(prices, start, end)
+    files = (dates[0], dates[-1])
     loaded_prices = prices  # the persistence windows read up to 61 sessions past --to
     # Nothing dated after the last scored day's label end is read: later rows are dropped here.
     prices = prices[prices["date"] <= label_cut(dates, end, label_days)]
@@ -790,10 +844,7 @@ def main() -> None:
     config = {"first_test_date": start, "tune_trials": args.tune_trials, "horizon": label_days, **overrides}
     result = walk_forward(panel, WalkForwardConfig(**config))
     model_seconds = result.seconds
-    predictions = result.predictions
-    predictions = predictions[
-        (predictions["date"] >= start) & (predictions["date"] <= end) & predictions["forward_return"].notna()
-    ]
+    predictions = scored_rows(result.predictions, start, end, files)
     keep = [
         "symbol",
         "date",

@@ -198,3 +198,44 @@ def test_the_reference_learns_the_label_it_is_given(quality) -> None:
     got = quality.reference_predictions(features, flipped, [year], dates, quality.REFERENCE_FEATURES, HORIZON + 1)
     rows = got.merge(features[["symbol", "date", "r5"]], on=["symbol", "date"])
     assert ((rows["reference_p_up"] > 0.5) == (rows["r5"] <= 0)).mean() > 0.9
+
+
+def test_a_span_the_run_cannot_score_is_one_line_before_or_after_the_walk_forward(
+    quality, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A foreign market's files through `--ohlcv`: a date written another way was a ValueError,
+    --from after --to and a span the files do not price a pandas KeyError after the whole
+    walk-forward, the default --from on files under two calendar years a StopIteration, and a
+    span inside the walk-forward's training sessions a KeyError. Each is one line: the span
+    the files do not price, or the default they cannot give, before any walk-forward."""
+    import models.walkforward
+
+    prices, _ = synthetic_prices(instruments=6, days=120, seed=3)
+    path = tmp_path / "prices.csv"
+    prices[["symbol", "date", "close", "volume", "high", "low"]].to_csv(path, index=False)
+    days = sorted(prices["date"].unique())
+
+    def no_walk_forward(*_: object, **__: object) -> None:
+        raise AssertionError("the walk-forward ran")
+
+    monkeypatch.setattr(models.walkforward, "walk_forward", no_walk_forward)
+
+    def refused(*extra: str) -> str:
+        monkeypatch.setattr(sys, "argv", ["model_quality.py", "--ohlcv", str(path), "--no-next-day", *extra])
+        with pytest.raises(SystemExit) as stopped:
+            quality.main()
+        return str(stopped.value.code) if stopped.value.code != 2 else capsys.readouterr().err.strip().splitlines()[-1]
+
+    assert refused("--from", "03/01/2024").endswith("argument --from: '03/01/2024' is not a date (YYYY-MM-DD)")
+    assert refused("--from", "2024-03-01", "--to", "2024-02-01").endswith("--from 2024-03-01 is after --to 2024-02-01")
+    assert refused("--from", "2030-01-02", "--to", "2030-12-31") == (
+        f"error: no day of the files from 2030-01-02 to 2030-12-31: the files run from {days[0]} to {days[-1]} "
+        "(set --from and --to)"
+    )
+    assert refused().startswith(f"error: no --from by default: the files hold {len(days)} trading days, from {days[0]}")
+    # a span the files price but the walk-forward scores nothing of (its training sessions)
+    nothing = models.walkforward.WalkForwardResult(pd.DataFrame())
+    monkeypatch.setattr(models.walkforward, "walk_forward", lambda *_, **__: nothing)
+    assert refused("--from", str(days[5]), "--no-reference").startswith(
+        f"error: no scored row from {days[5]} to {days[-1]}: the walk-forward trains on the sessions before its first "
+    )
