@@ -22,11 +22,11 @@ Runs, in one call:
 - with `--select` (the default when the span ends by 2011-12-31, the span the rule was
   chosen on): the selection table, every book of GRID (the hold a trade is weighed over,
   replacements per rebalance, the trim, the names) at the default brokerage beside its
-  own `--fixed-seeds` random books fixed for the span, and the rule it picks: the highest
-  information ratio against the mean of those books among the books invested
-  MIN_EXPOSURE of the time or more with turnover at most MAX_TURNOVER a year (an
-  all-cash book beating a falling benchmark is not skill, and the mandate's own luck is
-  what the random books share). `--workers` processes replay the grid.
+  own `--fixed-seeds` random books fixed for the span, under the run's delisting rule,
+  and the rule it picks: the highest information ratio against the mean of those books
+  among the books invested MIN_EXPOSURE of the time or more with turnover at most
+  MAX_TURNOVER a year (an all-cash book beating a falling benchmark is not skill, and the
+  mandate's own luck is what the random books share). `--workers` processes replay the grid.
 
     python benchmarks/backtest.py                                   # NSE, 2012-01-02 .. 2021-12-31
     python benchmarks/backtest.py --from 2008-01-02 --to 2011-12-31 # the early span: the selection table
@@ -338,9 +338,13 @@ def book_figures(days, fees, fills: str, mandate, horizon: int, cash: float, ben
 _SELECTING: dict = {}  # what the selection's worker processes read (forked: shared, not pickled)
 
 
-def selection(signals: dict[int, tuple[pd.DataFrame, dict]], fees, benchmarks: dict, args, grid: dict) -> dict:
+def selection(
+    signals: dict[int, tuple[pd.DataFrame, dict]], fees, benchmarks: dict, args, grid: dict, delisting
+) -> dict:
     """Every book of `grid` (GRID, or `--grid`'s) at the default brokerage beside its own
-    fixed random books, and the rule it picks: the highest information ratio against the
+    fixed random books, under the run's `delisting` rule (`delisting_rule`: --delist-after,
+    --delisted-value and the actions file's delisting values, as the chosen book's), and the
+    rule it picks: the highest information ratio against the
     mean of those books among the books invested MIN_EXPOSURE of the time or more with
     turnover at most MAX_TURNOVER a year (an all-cash book beating a falling benchmark is
     not skill; a rule that churns is not one this market pays for). `signals`: per
@@ -356,6 +360,7 @@ def selection(signals: dict[int, tuple[pd.DataFrame, dict]], fees, benchmarks: d
         fees=fees,
         benchmarks=benchmarks,
         args=args,
+        delisting=delisting,
         days={(k, n): prepare_days(signals[k][0], rate, args.horizon, n, signals[k][1]) for k, n in pairs},
         decided={(k, n): decided_frame(signals[k][0], rate, args.horizon, n) for k, n in pairs},
     )
@@ -388,7 +393,7 @@ def _selected_row(combo: tuple) -> dict:
     s, cash = _SELECTING, _SELECTING["args"].cash
     mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim, rebalance_every=rebalance)
     days, decided = s["days"][smooth, names], s["decided"][smooth, names]
-    replay = Replay(days, decided, s["fees"], mandate, "costed", cash, s["args"].horizon)
+    replay = Replay(days, decided, s["fees"], mandate, "costed", cash, s["args"].horizon, s["delisting"])
     model, _ = replay_book(replay)
     seeds = s["args"].fixed_seeds
     plan = NullPlan(daily_seeds=0, fixed_seeds=seeds, families=("fixed_random",), first_seed=s["args"].first_seed)
@@ -588,7 +593,7 @@ def main() -> None:
     if selects(args):
         chosen_at = retail_fees if args.select_at == "retail" else default_fees
         signals = {k: smoothed_signal(predictions, prices, k) for k in args.grid["smooth"]}
-        out["selection"] = selection(signals, chosen_at, benchmarks, args, args.grid)
+        out["selection"] = selection(signals, chosen_at, benchmarks, args, args.grid, rule)
         print_selection(out["selection"])
     predictions, persistence = signals.get(args.smooth) or smoothed_signal(predictions, prices, args.smooth)
     mandate = mandate_of(args)

@@ -312,3 +312,30 @@ def test_null_books_that_all_tie_with_the_model_say_so(
     for family, figures in last["nulls"].items():
         assert figures["note"] == FAMILY_TIES.format(books=figures["books"]), family
         assert figures["model_beats"] == 0 and figures["model_percentile"] == 50.0
+
+
+def test_the_selections_books_apply_the_runs_delisting_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The selection table's books were replayed under the default delisting rule whatever
+    --delist-after, --delisted-value and the actions file said: GONE, held and delisted after
+    10 sessions without a row by the run's rule (worth nothing), was never delisted in the
+    selection (60 sessions) and stayed worth its last close, so the table's row of the very
+    book the run reports showed another return. The selection's row of the default book is
+    the run's book."""
+    from portfolio.book import Mandate
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    book = Mandate()
+    grid = f"hold={book.hold} swaps={book.swaps} trim={book.trim} names={book.names}"
+    argv = ["backtest.py", "--ohlcv", str(planted_files(tmp_path / "market")), "--from", str(DAYS[30])]
+    argv += ["--to", str(DAYS[-1]), "--no-nulls", "--select", "--grid", grid, "--fixed-seeds", "1", "--workers", "1"]
+    argv += ["--delist-after", "10"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    run = last["runs"]["default_brokerage"]
+    assert run["delisting"]["positions"] == 1 and run["delisting"]["value_at_end"]["nothing"] == 0
+    (row,) = last["selection"]["table"]
+    assert row["total_return"] == run["total_return"]
