@@ -36,7 +36,8 @@ Runs, in one call:
 The span (--from, --to: dates, in order) must hold a day of the files: the default span
 ends 2021-12-31, so files that start later need --from and --to. A span the files do not
 price, or one the walk-forward cannot predict (its training sessions), is one line naming
-the files' dates, before the walk-forward.
+the files' dates, before the walk-forward. The days replayed are printed (`replayed A to B (asked C to D)`)
+and kept in the JSON (`replayed_from`, `replayed_to`).
 
 Real market files as they come (issue 66): a held name without a row for `--delist-after`
 sessions (default MARKETINTEL_DELIST_AFTER_SESSIONS, 60) is delisted (portfolio/delisting.py)
@@ -587,6 +588,7 @@ def main() -> None:
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, horizon, args, cache)
+    out["replayed_from"], out["replayed_to"] = replayed(predictions, start, end)
     benchmarks, coverage = benchmarks_for(predictions, prices, index_name, levels)
     out["index_coverage"] = asdict(coverage) if coverage is not None else None
     signals: dict[int, tuple[pd.DataFrame, dict]] = {}
@@ -642,6 +644,16 @@ def market_through(source: Path, start: date, end: date, args: argparse.Namespac
     args.adjustments += tuple((r.symbol, r.last_day.isoformat(), r.retired) for r in capital.renames.reused)
     label_cut = sorted(d for d in prices["date"].unique() if d > end)[:LABEL_CUT]
     return prices[prices["date"] <= (label_cut[-1] if label_cut else end)], capital
+
+
+def replayed(predictions: pd.DataFrame, start: date, end: date) -> tuple[date, date]:
+    """The first and last day the books replay (the predictions'), printed with the span asked
+    for beside them where they differ: the walk-forward predicts nothing in its training
+    sessions and the files may end before --to, and every figure is over these days."""
+    first, last = min(predictions["date"]), max(predictions["date"])
+    asked = "" if (first, last) == (start, end) else f" (asked {start} to {end})"
+    print(f"replayed {first} to {last}{asked}, {predictions['date'].nunique()} sessions", flush=True)
+    return first, last
 
 
 def retail_run(

@@ -339,3 +339,23 @@ def test_the_selections_books_apply_the_runs_delisting_rule(
     assert run["delisting"]["positions"] == 1 and run["delisting"]["value_at_end"]["nothing"] == 0
     (row,) = last["selection"]["table"]
     assert row["total_return"] == run["total_return"]
+
+
+def test_the_days_replayed_are_printed_beside_the_span_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A span wider than the files (a foreign market's files end before the default --to,
+    and the walk-forward predicts nothing in its training sessions) was replayed over the
+    days there are while the run printed no span and its JSON only the one asked for: every
+    figure read as a figure over the asked span. The days replayed are printed and kept."""
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    folder = planted_files(tmp_path / "market")
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", "2026-06-30", "--no-nulls"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    line = f"replayed {DAYS[30]} to {DAYS[-1]} (asked {DAYS[30]} to 2026-06-30), {len(DAYS) - 30} sessions"
+    assert line in out.splitlines()
+    assert (last["replayed_from"], last["replayed_to"], last["to"]) == (str(DAYS[30]), str(DAYS[-1]), "2026-06-30")
