@@ -63,7 +63,8 @@ information ratio) beside the equal-weighted liquid universe and the index, over
 per year, with the time a name is held (sessions, from the fills). A null book that earned
 the model book's return every day is a tie (portfolio/nulls.py `same_returns`): a family
 whose books all tied says so in its `note`, and where every null book tied the run prints
-SAME_BOOKS (`nulls_note`, `retail_nulls_note` in the JSON).
+SAME_BOOKS (`nulls_note`, `retail_nulls_note` in the JSON); over fewer than 250 days it
+prints that a short span says little about skill (`nulls.short_span`, `nulls_span_note`).
 
 `--smooth K` (default 1): the book, its null books and the persistence its Outlook weighs
 with read the expected excess averaged over each name's last K sessions (point in time,
@@ -570,7 +571,7 @@ def delisting_rule(args: argparse.Namespace, capital):
 
 def main() -> None:
     from portfolio.backtest import decided_frame, prepare_days
-    from portfolio.nulls import Replay, replay_book
+    from portfolio.nulls import Replay, replay_book, short_span
 
     args = parse_args()
     horizon = args.horizon
@@ -609,6 +610,7 @@ def main() -> None:
     compared = dict(benchmarks)
     if args.nulls:
         out["nulls"], compared["fixed_random_mean"], out["nulls_note"] = nulls(replay, model, benchmarks, args)
+        out["nulls_span_note"] = short_span(len(replay.days))
     runs = {"default_brokerage": summarise_book(model, args.cash, compared)}
     runs["gross_of_costs"] = book_figures(
         replay.days, default_fees, "gross", mandate, horizon, args.cash, benchmarks, rule
@@ -688,6 +690,8 @@ def print_runs(out: dict, benchmarks: dict, compared: tuple[dict, dict] | None) 
     print_delisting(runs)
     if compared is not None:
         print_nulls(out["nulls"], runs["default_brokerage"], out["nulls_note"])
+        if out["nulls_span_note"]:
+            print(f"note: {out['nulls_span_note']}")
         print_against(runs["default_brokerage"], compared[0])
         print_nulls(out["retail_nulls"], runs["retail_brokerage"], out["retail_nulls_note"], "retail")
         print_against(runs["retail_brokerage"], compared[1])

@@ -505,6 +505,14 @@ def all_the_same(model: pd.Series, books: list[NullBook]) -> bool:
 SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little about skill
 
 
+def short_span(days: int) -> str | None:
+    """The caveat of a comparison over `days` days, two or more but fewer than SHORT_SPAN
+    (under two there are no statistics to call weak); None otherwise."""
+    if MIN_NULL_DAYS <= days < SHORT_SPAN:
+        return f"{days} days is a short span: the percentiles and ratios say little about skill."
+    return None
+
+
 def _pct(value: float) -> str:
     """A total return as a signed percentage to two decimals, zero never "-0.00%"."""
     return f"{round(value, 4) + 0.0:+.2%}"
@@ -533,8 +541,8 @@ def beside_live(
             "in force, fills through the same cost model and credits no dividends, so its fills can differ from the "
             "portfolio's."
         )
-    if MIN_NULL_DAYS <= record.days < SHORT_SPAN:
-        parts.append(f"{record.days} days is a short span: the percentiles and ratios say little about skill.")
+    if short := short_span(record.days):
+        parts.append(short)
     why = under_a_year(record.days, *(span or (None, None)))
     if MIN_NULL_DAYS <= record.days and why:
         parts.append(

@@ -295,7 +295,8 @@ def test_null_books_that_all_tie_with_the_model_say_so(
     """Six names, each expected to beat the universe, and a book of 15 slots: whatever the
     ranking, every book buys the six, so every null book earns what the model's book earns.
     The track record's nulls say so (portfolio/nulls.py SAME_BOOKS, FAMILY_TIES); the
-    backtest printed percentiles as if they measured skill. It says so too, in its JSON."""
+    backtest printed percentiles as if they measured skill. It says so too, in its JSON, and
+    that 100 days is a short span (it printed a percentile over a quarter's books unsaid)."""
     from portfolio.nulls import FAMILY_TIES, SAME_BOOKS
 
     monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
@@ -312,6 +313,9 @@ def test_null_books_that_all_tie_with_the_model_say_so(
     for family, figures in last["nulls"].items():
         assert figures["note"] == FAMILY_TIES.format(books=figures["books"]), family
         assert figures["model_beats"] == 0 and figures["model_percentile"] == 50.0
+    # 100 days: the caveat the track record's nulls give a short span, printed once
+    short = "100 days is a short span: the percentiles and ratios say little about skill."
+    assert last["nulls_span_note"] == short and out.count(f"note: {short}\n") == 1
 
 
 def test_the_selections_books_apply_the_runs_delisting_rule(
