@@ -265,10 +265,10 @@ def fill(
             else f"capped at {MAX_PARTICIPATION:.0%} of the session's volume ({session.volume:,} shares)"
         )
     touch, source = touch_price(side, session)
-    touch = float(_cents(touch))
+    touch = float(_cents(touch, side))
     impact = impact_fraction(filled, session) if filled else 0.0
     sign = 1 if side == "BUY" else -1
-    price = _cents(touch * (1 + sign * impact) if filled else touch)
+    price = _cents(touch * (1 + sign * impact) if filled else touch, side)
     spread_cost = (Decimal(str(abs(touch - session.close))) * filled).quantize(MONEY)
     impact_cost = (abs(price - Decimal(str(touch))) * filled).quantize(MONEY)
     fee = fees.order_fee(price, filled) if filled else Decimal(0)
@@ -277,9 +277,15 @@ def fill(
     )
 
 
-def _cents(value: float) -> Decimal:
-    """A price per share to the cent, half up (never below zero)."""
-    return Decimal(str(max(value, 0.0))).quantize(CENTS, ROUND_HALF_UP)
+def _cents(value: float, side: str) -> Decimal:
+    """A price per share to the cent against the order, up for a buy and down for a sell
+    (never below zero), once read to MONEY's places (a float's last digits are no cent): a
+    touch between two cents is never the nearer one in the trader's favour. Rounded half up,
+    a spread under half a cent either side was no cost at all (a buy and a sell of a name at
+    0.12 with a 6% spread both filled at 0.12), and a price under 1 paid a part of its spread
+    or none."""
+    exact = Decimal(str(max(value, 0.0))).quantize(MONEY, ROUND_HALF_UP)
+    return exact.quantize(CENTS, ROUND_CEILING if side == "BUY" else ROUND_FLOOR)
 
 
 def limit_price(side: str, price: Decimal) -> Decimal:

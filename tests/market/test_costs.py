@@ -103,3 +103,20 @@ def test_a_price_that_never_moves_still_pays_impact_of_a_one_tick_range() -> Non
     # a known volatility above the floor is the volatility, unchanged
     moving = Session(close=8.0, volume=6_000, adv_20=6_000.0, high=8.2, low=7.8, volatility=0.02)
     assert fill("BUY", 1_500, moving, FeeSchedule()).impact == pytest.approx(0.02 * 0.5)
+
+
+@pytest.mark.parametrize("close", [0.12, 0.5, 3.07])
+def test_a_price_under_a_few_units_pays_its_spread_to_the_cent_against_the_trader(close: float) -> None:
+    """A foreign market's names below 1: rounded half up to the cent, a 6% spread estimate on
+    a name at 0.12 (half a spread 0.0036) was no cost either way, the buy and the sell both
+    filled at the close, and at 0.50 the buy paid 0.02 where the sell gave up 0.01. The
+    price goes to the cent against the order: a buy never fills below its touch, a sell
+    never above it, and the round trip costs at least the spread estimate."""
+    quiet = session(close=close, bid=None, ask=None, high=None, low=None, spread_estimate=0.06, volatility=0.0)
+    buy, sell = fill("BUY", 100, quiet, FEES), fill("SELL", 100, quiet, FEES)
+    assert buy.price >= Decimal(str(close * 1.03)) - Decimal("1e-9") and buy.spread_cost > 0
+    assert sell.price <= Decimal(str(close * 0.97)) + Decimal("1e-9") and sell.spread_cost > 0
+    assert float(buy.price - sell.price) >= 0.06 * close - 1e-9
+    # a price already on the cent stays there: a float's last digits are no cent
+    exact = fill("BUY", 100, session(close=12.0, bid=11.64, ask=12.36, volatility=0.0), FEES)
+    assert exact.touch == 12.36

@@ -5,6 +5,7 @@ the bars are read in one query for all symbols; no bar after the day is read."""
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 
 import pandas as pd
@@ -44,7 +45,8 @@ def test_market_days_carry_the_stored_estimate_and_a_fill_without_quotes_crosses
 
     bought = fill("BUY", 100, est.session(), NO_FEES)
     assert bought.touch_source == "abdi_ranaldo"
-    assert bought.touch == round(est.close * (1 + est.spread / 2), 2)  # half the estimate over the close, in cents
+    # half the estimate over the close, to the cent against the buyer (up)
+    assert bought.touch == math.ceil(round(est.close * (1 + est.spread / 2), 6) * 100) / 100
     assert bought.touch < est.close * (1 + day_range / 2)
 
     # quotes win where the day has them; the estimate is still carried beside them
