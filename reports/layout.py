@@ -319,7 +319,7 @@ def section(title: str, *flowables: Flowable) -> list[Flowable]:
     if lead and _long_table(blocks[lead - 1]):
         lead -= 1
     rest = [ShortTable(b) if isinstance(b, Table) and not _long_table(b) else b for b in blocks[lead:]]
-    return [CondPageBreak(ROOM_FOR_A_SECTION), KeepTogether([heading(title), *blocks[:lead]]), *rest]
+    return [CondPageBreak(ROOM_FOR_A_SECTION), *kept(heading(title), *blocks[:lead]), *rest]
 
 
 def _leads_in(block: Flowable) -> bool:

@@ -498,7 +498,9 @@ def _against_nulls(nulls: NullBooksJson | None, series: TrackSeries, width: floa
         "ratio is below the replayed model book's, ties counting half.",
         SMALL,
     )
-    return section("Against its null books", *kept(summary, Spacer(0, 4), chart), Spacer(0, 4), *kept(caption, table))
+    # the summary leads (kept with the heading), the chart follows where it fits: kept together, the two
+    # are most of a page and left the page before them part blank
+    return section("Against its null books", summary, Spacer(0, 4), chart, Spacer(0, 4), *kept(caption, table))
 
 
 def _null_row(family: str, figures: dict[str, JsonValue]) -> list[str]:

@@ -116,3 +116,32 @@ def test_a_book_that_is_its_nulls_is_said_so_not_printed_as_a_dash() -> None:
     assert against_null_mean({"fixed_random_mean": apart}).endswith(
         "against that mean, tracking error 2.00%, information ratio +1.55"
     )
+
+
+def _nulls_section_pages(settings: Settings, above_mm: float) -> list[str]:
+    """The pages of the Briefing's null-books section under `above_mm` of other content."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Spacer
+
+    from reports.inputs import briefing_inputs
+    from reports.layout import content_width, render
+    from reports.quant_briefing import _against_nulls
+    from tests.reports.pdf import read
+
+    with service_engine(settings).connect() as conn:
+        inputs = briefing_inputs(conn, default_calendar(), NOW, settings)
+    blocks = _against_nulls(inputs["track_record"]["nulls"], inputs["track_series"], content_width("A4"))
+    story = [Spacer(0, above_mm * mm), *blocks]
+    return read(render(story, company="Co", title="Layout", page_size="A4", subject="test").pdf).pages
+
+
+@ON_SQLITE_ONLY
+def test_the_null_books_section_starts_where_its_summary_fits_not_on_a_fresh_page(planted: Settings) -> None:
+    """A reviewer's run: the Briefing's null-books section (its paragraph and chart kept
+    together, most of a page) moved whole to the next page and left page 4 about 40% blank,
+    with room for its heading and paragraph. The section starts where its heading and
+    paragraph fit and the chart follows where it fits."""
+    pages = _nulls_section_pages(planted, 175)
+    assert "Against its null books" in pages[0] and "Over the AI portfolio's 30 executed days" in pages[0], pages
+    assert all(label in pages[1] for label in LEGEND) and "Model's percentile" in pages[1]
+    assert "Against its null books" in _nulls_section_pages(planted, 10)[0]

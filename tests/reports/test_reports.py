@@ -400,3 +400,18 @@ def test_a_short_table_fills_the_page_it_starts_on_rather_than_leave_half_of_it_
     assert "Statistic" in split[1], "the header row repeats on the page the table continues on"
     whole = _pages_with(17, 200)
     assert "Track record" in whole[0] and "Row" not in whole[0] and "Row 01" in whole[1], whole
+
+
+def test_a_section_led_by_kept_blocks_starts_on_the_page_they_fit() -> None:
+    """A section whose first block is a group kept together (`kept`) moved to the next page
+    even at the top of an empty one: reportlab breaks the page early for a KeepTogether inside
+    another, and the heading's was one. The heading and the group start where they fit."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Spacer
+
+    from reports.layout import SMALL, kept, section
+
+    group = kept(text("A paragraph kept with the next.", SMALL), text("Its companion."))
+    story = [Spacer(0, 10 * mm), *section("Kept section", *group)]
+    pages = read(render(story, company="Co", title="Layout", page_size="A4", subject="test").pdf).pages
+    assert len(pages) == 1 and "Kept section" in pages[0] and "Its companion." in pages[0], pages
