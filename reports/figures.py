@@ -116,6 +116,10 @@ def fmt_count(value: Any) -> str:
     return DASH if _missing(value) else f"{round(float(value)):,}"
 
 
+def fmt_year(value: Any) -> str:
+    return DASH if _missing(value) else str(round(float(value)))
+
+
 def fmt_number(value: Any, digits: int = 2) -> str:
     return DASH if _missing(value) else fixed(value, digits, grouping=True)
 
@@ -133,6 +137,8 @@ def column_format(name: str) -> Callable[[Any], str] | None:
     """How a column reads, from its name: percent, money, count or a plain number (None
     for text columns, which are left as they are)."""
     key = name.lower()
+    if key == "year":  # a calendar year, never a count: 2026, not "2,026"
+        return fmt_year
     if key.endswith(_PERCENT) or key in _PERCENT:
         return lambda v: fmt_pct(v, 2, fraction=False)
     if key.endswith(_FRACTION) or key in _FRACTION:

@@ -18,3 +18,16 @@ def test_calibration_bins_equal_p_ups_by_date_then_symbol_whatever_the_rows_orde
         table = calibration(rows, bins=2)
         assert table["rose_share"].tolist() == [1.0, 0.0]  # A, B, C rose; D, E, F fell
         assert table["predictions"].tolist() == [3, 3]
+
+
+def test_the_monthly_returns_table_reads_its_year_as_a_year_not_a_count() -> None:
+    """A reviewer's read of docs/research/backtest.ipynb: the monthly returns' row read
+    "2,026" (the year formatted as a count, with a thousands separator)."""
+    from types import SimpleNamespace
+
+    from reports.research import monthly_returns_table
+
+    days = pd.bdate_range("2026-08-03", periods=80)
+    curve = pd.DataFrame({"date": days, "equity": [10_000_000.0 + 1_000 * i for i in range(80)]})
+    html = monthly_returns_table(SimpleNamespace(curve=curve)).to_html()
+    assert ">2026</td>" in html and "2,026" not in html
