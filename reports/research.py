@@ -457,7 +457,10 @@ def backtest_table(results: dict):  # noqa: ANN201
 
     def flat(figures: dict) -> dict:
         bench = figures.get("benchmarks", {}).get("equal_weight_liquid", {})
-        skip = ("rails", "fills", "fill_mode", "first", "last", "note", "mostly_cash")
+        # the served track record's own fields (its index, trades, reason, records and null books: none in a
+        # backtest) and its fill count, which the orders row says
+        served = ("index_source", "trades", "reason", "records", "nulls", "fill_count")
+        skip = ("rails", "fills", "fill_mode", "first", "last", "note", "mostly_cash", *served)
         plain = {k: v for k, v in figures.items() if not isinstance(v, dict) and k not in skip}
         return {
             **plain,

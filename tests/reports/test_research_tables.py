@@ -31,3 +31,34 @@ def test_the_monthly_returns_table_reads_its_year_as_a_year_not_a_count() -> Non
     curve = pd.DataFrame({"date": days, "equity": [10_000_000.0 + 1_000 * i for i in range(80)]})
     html = monthly_returns_table(SimpleNamespace(curve=curve)).to_html()
     assert ">2026</td>" in html and "2,026" not in html
+
+
+def test_the_backtest_table_shows_the_backtest_figures_not_the_served_records_empty_fields() -> None:
+    """A reviewer's read of docs/research/backtest.ipynb: the backtest's table carried rows
+    "index source", "trades", "reason", "records" and "nulls" reading "-" in every column
+    (the served track record's fields, which a backtest has none of), and "fill count"
+    beside "orders", the same figure twice."""
+    from portfolio.backtest import BacktestResult
+    from reports.research import backtest_table
+
+    days = pd.bdate_range("2026-08-03", periods=30).date
+    rising = [10_000_000.0 + 10_000 * i for i in range(len(days))]
+    curve = pd.DataFrame(
+        {
+            "date": days,
+            "cash": 1_000_000.0,
+            "market_value": [v - 1_000_000 for v in rising],
+            "equity": rising,
+            "liquid_equity": rising,
+            "traded": 0.0,
+            "fees": 0.0,
+            "spread": 0.0,
+            "impact": 0.0,
+            "names": 20,
+            "fills": 0,
+        }
+    )
+    table = backtest_table({"next session, cost model": BacktestResult(fills="costed", curve=curve, orders=3)}).data
+    shown = table["figure"].tolist()
+    assert not {"index source", "trades", "reason", "records", "nulls", "fill count"} & set(shown), shown
+    assert "orders" in shown and "total return" in shown and "annual return" in shown
