@@ -563,8 +563,8 @@ def _written_down_name(symbol: str, day: CurveDay) -> str:
 
 
 def _charts(inputs: BriefingInputs, width: float, closing: list[Flowable]) -> list[Flowable]:
-    """Both charts; the last one kept on one page with `closing` (the logos), which never
-    stand alone on the last page."""
+    """Both charts; the last one's rule kept on one page with `closing` (the logos), which
+    never stand alone on the last page."""
     curve = inputs["equity_curve"]
     equity: list[Flowable] = (
         [
@@ -596,4 +596,5 @@ def _charts(inputs: BriefingInputs, width: float, closing: list[Flowable]) -> li
         "GET /api/market/latest gives each name's reason.",
         SMALL,
     )
-    return [*section("Equity curve", *equity), *kept(*section("Score distribution", distribution, rule), *closing)]
+    # the chart starts under its heading where it fits; its rule and the logos follow, together
+    return [*section("Equity curve", *equity), *section("Score distribution", distribution, *kept(rule, *closing))]

@@ -145,3 +145,42 @@ def test_the_null_books_section_starts_where_its_summary_fits_not_on_a_fresh_pag
     assert "Against its null books" in pages[0] and "Over the AI portfolio's 30 executed days" in pages[0], pages
     assert all(label in pages[1] for label in LEGEND) and "Model's percentile" in pages[1]
     assert "Against its null books" in _nulls_section_pages(planted, 10)[0]
+
+
+def _texts(block: object) -> str:
+    """The paragraphs' text in a block and the blocks it keeps together."""
+    return " ".join([getattr(block, "text", ""), *(_texts(b) for b in getattr(block, "_content", []))])
+
+
+def _closing_pages(settings: Settings, above_mm: float) -> list[str]:
+    """The pages of the Briefing's Score distribution and its closing logos under `above_mm` of other content."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Spacer
+
+    from reports.inputs import briefing_inputs
+    from reports.layout import content_width, render, section
+    from reports.logos import powered_by
+    from reports.quant_briefing import _charts
+    from tests.reports.pdf import read
+
+    with service_engine(settings).connect() as conn:
+        inputs = briefing_inputs(conn, default_calendar(), NOW, settings)
+    width = content_width("A4")
+    closing = section("Powered by", powered_by(width, inputs["performance"]))
+    blocks = _charts(inputs, width, closing)
+    start = next(i for i, b in enumerate(blocks) if "Score distribution" in _texts(b))
+    story = [Spacer(0, above_mm * mm), *blocks[start:]]
+    return read(render(story, company="Co", title="Layout", page_size="A4", subject="test").pdf).pages
+
+
+@ON_SQLITE_ONLY
+def test_the_score_distribution_starts_where_its_chart_fits_and_the_logos_close_with_its_rule(
+    planted: Settings,
+) -> None:
+    """A reviewer's run on Letter paper: the Score distribution, its rule and the Powered-by
+    logos, kept as one block (over half a page), moved whole to the last page and left the
+    page before it 59% blank under the equity curve. The chart starts under its heading where
+    it fits; its rule and the logos follow together, so the logos never stand alone."""
+    pages = _closing_pages(planted, 150)
+    assert "Score distribution" in pages[0] and "Instruments" in pages[0], pages
+    assert "The Score is the calibrated chance" in pages[1] and "Powered by" in pages[1], pages
