@@ -122,5 +122,7 @@ def save(report: Report, path: Path) -> Path:
     except OSError as exc:
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
-        raise InvalidInputError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+        # a file where a folder of the path should be: mkdir's "File exists" names neither which nor why
+        why = f"{exc.filename} is a file, not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
+        raise InvalidInputError(f"cannot write the report to {path}: {why}") from None
     return path

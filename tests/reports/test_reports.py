@@ -415,3 +415,19 @@ def test_a_section_led_by_kept_blocks_starts_on_the_page_they_fit() -> None:
     story = [Spacer(0, 10 * mm), *section("Kept section", *group)]
     pages = read(render(story, company="Co", title="Layout", page_size="A4", subject="test").pdf).pages
     assert len(pages) == 1 and "Kept section" in pages[0] and "Its companion." in pages[0], pages
+
+
+def test_a_report_path_through_a_file_says_which_file_is_in_the_way(tmp_path: Path) -> None:
+    """An adversarial run: `report quant-briefing --out /etc/hostname/x.pdf` said "cannot
+    write the report to /etc/hostname/x.pdf: File exists", naming neither the file in the
+    way nor that a folder was wanted there."""
+    from types import SimpleNamespace
+
+    from market.errors import InvalidInputError
+    from reports import save
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    with pytest.raises(InvalidInputError) as refused:
+        save(SimpleNamespace(pdf=b"%PDF"), blocked / "r.pdf")
+    assert str(refused.value) == f"cannot write the report to {blocked / 'r.pdf'}: {blocked} is a file, not a folder"
