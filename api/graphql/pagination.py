@@ -2,10 +2,12 @@
 `after` (the `pageInfo.endCursor` of the previous page).
 
 A cursor is opaque to clients: base64url of the list's name and the sort key of the last
-item returned, and for a list of one portfolio (its trades, cash movements, suggestions,
-positions) a tag of that portfolio. A cursor is taken only as it was issued: handed to
-another list, or to another portfolio's list (another client's, the house's), it is
-refused with a clear error rather than silently read as a position in the wrong list; its
+item returned, for a list of one portfolio (its trades, cash movements, suggestions,
+positions) a tag of that portfolio, and for a list of one instrument (its history,
+predictions, news, sentiment) that instrument's symbol. A cursor is taken only as it was
+issued: handed to another list, to another portfolio's list (another client's, the
+house's) or to another instrument's, it is refused with a clear error rather than silently
+read as a position in the wrong list; its
 key must be of the list's kind (`Page.key`: a ledger row id, a real date within the
 supported dates, a timestamp, text, a flag) or it is refused too, never read as the first
 page or past the end. Paging is by key, not offset, so a row appended between two pages
@@ -128,8 +130,9 @@ def keyed(*parts: KeyRule) -> KeyRule:
 @dataclass(frozen=True)
 class Page:
     """A list's paging rules: its name (in cursors), default and largest page size, the
-    kind of its key (`key`), and whether it is one portfolio's list (`owned`): then its
-    cursors are read and written by the page `of` that portfolio, and name it."""
+    kind of its key (`key`), and whether it is one portfolio's list (`owned`) or one
+    instrument's (`per_instrument`): then its cursors are read and written by the page
+    `of` that portfolio or `on` that instrument, and name it."""
 
     name: str
     default: int
@@ -137,18 +140,26 @@ class Page:
     key: KeyRule
     owned: bool = False
     owner: str | None = None
+    per_instrument: bool = False
+    instrument: str | None = None
 
     def of(self, portfolio_id: str) -> Page:
         """This list of `portfolio_id`'s: its cursors carry the portfolio's tag."""
         return replace(self, owner=portfolio_id)
 
+    def on(self, symbol: str) -> Page:
+        """This list of instrument `symbol`'s: its cursors carry the symbol."""
+        return replace(self, instrument=symbol)
+
     @property
     def _tags(self) -> list[str]:
         """What a cursor carries after its key: the owner's tag (a digest: a cursor travels
-        in URLs and logs, the portfolio id need not), or nothing for a list of everyone's."""
-        if self.owner is None:
-            return []
-        return [hashlib.blake2b(self.owner.encode(), digest_size=6, person=b"cursor").hexdigest()]
+        in URLs and logs, the portfolio id need not), the instrument's symbol (market data,
+        everyone's: named as it is, so a refusal can say whose list the cursor pages), or
+        nothing for a list of everyone's."""
+        if self.owner is not None:
+            return [hashlib.blake2b(self.owner.encode(), digest_size=6, person=b"cursor").hexdigest()]
+        return [self.instrument] if self.instrument is not None else []
 
     def size(self, first: int | None) -> int:
         size = self.default if first is None else first
@@ -169,6 +180,8 @@ class Page:
             return None
         if self.owned and self.owner is None:
             raise TypeError(f"{self.name} is one portfolio's list: read its cursors on Page.of(portfolio_id)")
+        if self.per_instrument and self.instrument is None:
+            raise TypeError(f"{self.name} is one instrument's list: read its cursors on Page.on(symbol)")
         if len(after) > CURSOR_LENGTH:
             raise InvalidInputError(
                 f"a cursor is at most {CURSOR_LENGTH} characters, not {len(after)}; pass {issued_as} unchanged"
@@ -182,6 +195,8 @@ class Page:
         if name != self.name:
             owner = name[:40] if isinstance(name, str) else "no list"
             raise InvalidInputError(f"that cursor belongs to {owner}, not {self.name}")
+        if tags != self._tags and self.instrument is not None:
+            raise InvalidInputError(_not_this_instrument(tags, self.name, self.instrument))
         if tags != self._tags:
             raise InvalidInputError(
                 f"that cursor was not issued for this portfolio's {self.name} (a cursor pages the list of the "
@@ -234,6 +249,16 @@ class Page:
         """`slice`'s page of `items` as a Connection of their GraphQL type, `node(item)`."""
         page, page_info = self.slice(items, key, first, after, order)
         return Connection(nodes=[node(i) for i in page], page_info=page_info)
+
+
+def _not_this_instrument(tags: list[Any], name: str, symbol: str) -> str:
+    """Why a cursor tagged `tags` does not page instrument `symbol`'s list `name`: it names
+    another instrument (its first 40 characters), or none (a cursor without its symbol
+    cannot say which instrument's list it pages)."""
+    theirs = tags[0] if len(tags) == 1 and isinstance(tags[0], str) else None
+    if theirs:
+        return f"that cursor belongs to {theirs[:40]}'s {name}, not {symbol}'s; start from the first page"
+    return f"that cursor names no instrument, so it does not page {symbol}'s {name}; start from the first page"
 
 
 def _comparable(key: Any) -> Any:

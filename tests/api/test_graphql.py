@@ -377,6 +377,25 @@ def test_a_refused_cursor_on_a_ledger_list_names_graphqls_field_not_rests(api: A
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("field", ["history", "predictions", "news", "sentiment"])
+def test_an_instrument_list_refuses_another_instrument_s_cursor(api: Api, field: str) -> None:
+    """A cursor of LIQ's list pages LIQ's list only: passed to MID's it was read as a
+    position in MID's (a date or a timestamp) and paged it silently; it is refused with
+    BAD_USER_INPUT naming both, as another list's cursor is, and keeps paging LIQ's."""
+    key = api.world.acme_key
+    ask = 'query($after: String) {{ instrument(symbol: "{symbol}") {{ %s(first: 1, after: $after) {{ %s }} }} }}'
+    liq = data(api, ask.format(symbol="LIQ") % (field, "pageInfo { endCursor }"), key)["instrument"][field]
+    cursor = liq["pageInfo"]["endCursor"]
+    assert cursor is not None, "the world has a page of LIQ's list"
+    body = gql(api, ask.format(symbol="MID") % (field, "nodes { __typename }"), key, {"after": cursor}).json()
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", body
+    assert f"that cursor belongs to LIQ's {field}, not MID's" in body["errors"][0]["message"]
+    assert body["data"]["instrument"][field] is None
+    again = gql(api, ask.format(symbol="LIQ") % (field, "nodes { __typename }"), key, {"after": cursor}).json()
+    assert "errors" not in again, again
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_cursor_pagination(api: Api) -> None:
     key = api.world.acme_key
     query = (

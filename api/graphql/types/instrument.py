@@ -19,11 +19,13 @@ from api.graphql.types.sentiment_score import SentimentScore
 from api.graphql.types.ticker_change import TickerChange
 from market.errors import InvalidInputError
 
-HISTORY = Page("history", default=100, largest=2000, key=day)
-RECENT_BARS = Page("recentBars", default=20, largest=2000, key=day)
-PREDICTIONS = Page("predictions", default=100, largest=2000, key=day)
-NEWS = Page("news", default=20, largest=200, key=keyed(moment, text, row_id))  # published, kind, id
-SENTIMENT = Page("sentiment", default=100, largest=2000, key=day)
+# An instrument's lists: their cursors name the instrument (`Page.on`), another's is refused.
+HISTORY = Page("history", default=100, largest=2000, key=day, per_instrument=True)
+RECENT_BARS = Page("recentBars", default=20, largest=2000, key=day, per_instrument=True)
+PREDICTIONS = Page("predictions", default=100, largest=2000, key=day, per_instrument=True)
+NEWS_KEY = keyed(moment, text, row_id)  # published, kind, id
+NEWS = Page("news", default=20, largest=200, key=NEWS_KEY, per_instrument=True)
+SENTIMENT = Page("sentiment", default=100, largest=2000, key=day, per_instrument=True)
 
 
 def _range(start: date | None, end: date | None) -> None:
@@ -94,16 +96,17 @@ class Instrument:
         after: str | None = None,
     ) -> Connection[DailyBar] | None:
         _range(start, end)
-        size, cursor_day = HISTORY.size(first), HISTORY.key_after(after)
+        pages = HISTORY.on(self.symbol)
+        size, cursor_day = pages.size(first), pages.key_after(after)
         page = await info.context.loaders.history.load((self.symbol, start, end, size, cursor_day))
-        return _bars(HISTORY, page)
+        return _bars(pages, page)
 
     @connection_field("The last `first` bars up to `end` (default: the latest), oldest first.")
     async def recent_bars(
         self, info: Info, first: int | None = RECENT_BARS.default, end: date | None = None
     ) -> Connection[DailyBar] | None:
         page = await info.context.loaders.recent_bars.load((self.symbol, RECENT_BARS.size(first), end))
-        return _bars(RECENT_BARS, page)
+        return _bars(RECENT_BARS.on(self.symbol), page)
 
     @connection_field("Served predictions within [start, end], oldest first.")
     async def predictions(
@@ -115,17 +118,18 @@ class Instrument:
         after: str | None = None,
     ) -> Connection[Prediction] | None:
         _range(start, end)
-        size, cursor_day = PREDICTIONS.size(first), PREDICTIONS.key_after(after)
+        pages = PREDICTIONS.on(self.symbol)
+        size, cursor_day = pages.size(first), pages.key_after(after)
         # The page is read, not the range: `size` + 1 rows after the cursor's day say whether another follows.
         rows = await info.context.loaders.predictions.load((self.symbol, start, end, size + 1, cursor_day))
-        return PREDICTIONS.connection(rows, lambda r: r.trading_date, first, after, Prediction.from_row)
+        return pages.connection(rows, lambda r: r.trading_date, first, after, Prediction.from_row)
 
     @connection_field("News and disclosures naming the instrument, newest first.")
     async def news(
         self, info: Info, first: int | None = NEWS.default, after: str | None = None
     ) -> Connection[NewsItem] | None:
         rows = await info.context.loaders.news.load((self.symbol,))
-        return NEWS.connection(
+        return NEWS.on(self.symbol).connection(
             rows, lambda r: (r["published_at"], r["kind"], r["id"]), first, after, NewsItem.from_row, "descending"
         )
 
@@ -140,7 +144,8 @@ class Instrument:
     ) -> Connection[SentimentScore] | None:
         _range(start, end)
         rows = await info.context.loaders.sentiment.load((self.symbol, start, end))
-        return SENTIMENT.connection(rows, lambda r: r["trading_date"], first, after, SentimentScore.from_row)
+        pages = SENTIMENT.on(self.symbol)
+        return pages.connection(rows, lambda r: r["trading_date"], first, after, SentimentScore.from_row)
 
 
 def _bars(page_rule: Page, page: dict[str, Any]) -> Connection[DailyBar]:
