@@ -56,7 +56,9 @@ from portfolio.track_record import (
     NullFamily,
     NullRecord,
     NullSpread,
+    joined,
     statistics,
+    too_few_days,
     under_a_year,
 )
 
@@ -450,7 +452,7 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
     books = null_books(replay, plan, model)
     compared = {NULL_BENCHMARK: benchmark}
     mine = summarise(model, replay.starting_cash, compared)
-    families = {}
+    families, few = {}, too_few_days(len(returns), NULL_RATIOS)
     for family in plan.families:
         kin = [b for b in books if b.family == family]
         if not kin:
@@ -459,7 +461,7 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
         tied = [same_returns(returns, b) for b in kin]
         members = [summarise(b.result, replay.starting_cash, compared) for b in kin]
         figures = family_figures(family, mine, members, NULL_BENCHMARK, tied)
-        families[family] = served(figures, FAMILY_TIES.format(books=len(kin)) if all(tied) else None)
+        families[family] = served(figures, few or (FAMILY_TIES.format(books=len(kin)) if all(tied) else None))
     fixed = [b for b in books if b.family == "fixed_random"]
     against = statistics(returns, {"fixed_random_mean": mean_returns(fixed)}).benchmarks if fixed else {}
     ours = mine["benchmarks"][NULL_BENCHMARK]
@@ -470,9 +472,13 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
         model_information_ratio=ours["information_ratio"],
         families=families,
         fixed_random_mean=against.get("fixed_random_mean"),
-        note=SAME_BOOKS.format(days=days) if all_the_same(returns, books) else None,
+        note=joined(SAME_BOOKS.format(days=days) if all_the_same(returns, books) else None, few),
     )
     return AgainstNulls(record, NullBand.of(returns, books))
+
+
+# What `too_few_days` nulls among the null books' figures (statistics' rule, over the replay's returns).
+NULL_RATIOS = "The information ratios, and the percentiles that rank them,"
 
 
 SAME_BOOKS = (

@@ -15,16 +15,21 @@ ledger valued each day, dividends and cash movements included):
 - beside each benchmark over the same days: the benchmark's own total and annual return,
   excess annual return, tracking error (annualised volatility of the daily active
   return), information ratio (mean over standard deviation of the daily active return,
-  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha (null below
-  MIN_BETA_DAYS days of returns, with a `note` saying why: a regression on a few points is noise);
+  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha;
+- below MIN_BETA_DAYS (20) daily returns the figures that scale a daily mean or deviation to a
+  year by sqrt(250) (volatility, Sharpe, Sortino, tracking error, information ratio) and the
+  regression's beta and alpha are null, and the notes say why (`too_few_days`): over two days
+  a Sharpe of -11 or an information ratio of 128 is noise a reader takes for a figure. The
+  rule is `statistics`', so it holds for every span it measures: a whole record, a calendar
+  year of `by_year` (a span's partial first or last year with fewer days has none), a
+  comparison, the null books;
 - under a year of returns (fewer than YEAR_OF_RETURNS daily returns, first and last days under
   YEAR_SPAN_DAYS apart) nothing is annualised
   (GIPS: "returns for periods of less than one year must not be annualized"): the annual
   return, Calmar, annual turnover and costs a year, and each benchmark's annual return,
   excess annual return and alpha are null, and the notes say why and point at the total
   return (`under_a_year`). Volatility, Sharpe, Sortino, tracking error and the information
-  ratio stay: they scale a daily deviation by sqrt(250) or divide a daily mean by one, and
-  compound no return;
+  ratio compound no return: from MIN_BETA_DAYS returns on they are given under a year too;
 - what the book held, so the ratios are read for what they are: `average_exposure` (the
   mean over the days of market value / equity, a fraction: 0 all cash, 1 fully invested;
   from the caller's `exposure` series), `fill_count` (the fills in the span, passed by the
@@ -91,10 +96,11 @@ MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cas
 NO_TRACKING = 1e-12
 # Beta and alpha are a regression of the book's daily returns on the benchmark's: on fewer days
 # than this the slope is noise (a two-day record once showed a beta of -72), and the daily
-# intercept compounded over 250 days explodes (an alpha of 5e21). 20 days is a trading month,
-# the span of the record's other windows (the 20-day average volume of the liquidity gates,
-# the bought-and-held null's first month of 21 sessions); below it both are null and the
-# comparison's note says why.
+# intercept compounded over 250 days explodes (an alpha of 5e21). The ratios that scale a daily
+# mean or deviation by sqrt(250) are as noisy (a two-day record once showed a Sharpe of -11.18
+# and an information ratio of 127.9). 20 days is a trading month, the span of the record's other
+# windows (the 20-day average volume of the liquidity gates, the bought-and-held null's first
+# month of 21 sessions); below it all of them are null and the notes say why (`too_few_days`).
 MIN_BETA_DAYS = 20
 # GIPS: "returns for periods of less than one year must not be annualized". 1% in two days
 # compounds to +247% a year, and a new book's first purchases (about its equity once) over two
@@ -158,8 +164,16 @@ class BenchmarkComparison:
         f"The book's annual return less the benchmark's; null under a year ({A_YEAR}) of returns.",
         default=None,
     )
-    tracking_error: Fraction | None = None
-    information_ratio: float | None = None
+    tracking_error: Fraction | None = described(
+        f"The annualised volatility of the daily active return; null below {MIN_BETA_DAYS} days of returns "
+        "(`note` says why).",
+        default=None,
+    )
+    information_ratio: float | None = described(
+        "The daily active return's mean over its standard deviation, x sqrt(250); null below "
+        f"{MIN_BETA_DAYS} days of returns (`note` says why) or where the book is its benchmark.",
+        default=None,
+    )
     beta: float | None = described(
         "The slope of the book's daily returns on the benchmark's; null below "
         f"{MIN_BETA_DAYS} days of returns (`note` says why).",
@@ -171,7 +185,8 @@ class BenchmarkComparison:
         default=None,
     )
     note: str | None = described(
-        f"Why figures are null: beta and alpha below {MIN_BETA_DAYS} days, too few for a regression; the annual "
+        f"Why figures are null: tracking error, information ratio, beta and alpha below {MIN_BETA_DAYS} days, too "
+        "few to scale to a year or regress on; the annual "
         f"return, excess annual return and alpha under a year ({A_YEAR}) of returns, which are not "
         "annualised; else null.",
         default=None,
@@ -195,24 +210,30 @@ def _year_of(returns: pd.Series) -> str | None:
 
 
 def _a_year(value: Any, why: str | None, digits: int = 4) -> float | None:
-    """`value` rounded (`_round`) over a year; None under one (`why`: `under_a_year`'s reason)."""
+    """`value` rounded (`_round`) where nothing says why not; None where `why` does (`under_a_year`'s
+    or `too_few_days`' reason)."""
     return None if why else _round(value, digits)
 
 
-def _joined(*notes: str | None) -> str | None:
+def joined(*notes: str | None) -> str | None:
     """The notes given, in order, as one; None without any."""
     return " ".join(n for n in notes if n) or None
 
 
-def too_few_for_beta(days: int) -> str | None:
-    """Why a comparison over `days` days of returns has no beta or alpha (MIN_BETA_DAYS);
-    None when it has enough."""
+def too_few_days(days: int, figures: str) -> str | None:
+    """Why `figures` (named in words: "Volatility, Sharpe and Sortino") are null over `days` days
+    of returns: below MIN_BETA_DAYS a daily mean or deviation scaled to a year, or a regression,
+    is noise; None when there are enough. The one rule for every figure it names."""
     if days >= MIN_BETA_DAYS:
         return None
     return (
-        f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; {days} here: a regression on fewer is "
-        "noise, and its daily alpha compounded to a year is meaningless."
+        f"{figures} need at least {MIN_BETA_DAYS} days of returns; {days} here: a daily mean or deviation over "
+        "fewer, scaled to a year, or a regression on them, is noise."
     )
+
+
+RECORD_RATIOS = "Volatility, Sharpe and Sortino"  # the record's figures `too_few_days` nulls
+COMPARISON_RATIOS = "Tracking error, information ratio, beta and alpha"  # a comparison's
 
 
 # What the null books' figures are measured against (a key of BENCHMARKS).
@@ -344,9 +365,19 @@ class TrackRecord:
         "not annualised (`note` says so).",
         default=None,
     )
-    annual_volatility: Fraction | None = None
-    sharpe: float | None = None
-    sortino: float | None = None
+    annual_volatility: Fraction | None = described(
+        f"The daily returns' standard deviation x sqrt(250); null below {MIN_BETA_DAYS} days of returns (`note` "
+        "says why).",
+        default=None,
+    )
+    sharpe: float | None = described(
+        f"The daily mean return over its standard deviation, x sqrt(250); null below {MIN_BETA_DAYS} days of returns.",
+        default=None,
+    )
+    sortino: float | None = described(
+        f"The daily mean return over its downside deviation, x sqrt(250); null below {MIN_BETA_DAYS} days of returns.",
+        default=None,
+    )
     max_drawdown: Fraction | None = None
     calmar: float | None = described(
         f"The annual return over the maximum drawdown; null under a year ({A_YEAR}) of returns.",
@@ -390,8 +421,9 @@ class TrackRecord:
     )
     note: str | None = described(
         "Plain words, naming no field (the reports print them): that the book held cash when `mostly_cash` is "
-        "true, and under a year of returns why no figure a year is given and that the total return is the return "
-        "over the days; else null.",
+        f"true, below {MIN_BETA_DAYS} days of returns why no volatility, Sharpe or Sortino is given, and under a "
+        "year of returns why no figure a year is given and that the total return is the return over the days; else "
+        "null.",
         default=None,
     )
     reason: str | None = described(
@@ -498,7 +530,7 @@ def statistics(
         fill_count=counted,
         average_exposure=held.average_exposure,
         mostly_cash=held.mostly_cash,
-        note=_joined(held.note, _not_annualised(_year_of(returns))),
+        note=joined(held.note, too_few_days(n, RECORD_RATIOS), _not_annualised(_year_of(returns))),
     )
 
 
@@ -520,16 +552,17 @@ def _day(value: Any) -> date:
 def _figures(returns: pd.Series) -> dict[str, float | None]:
     """Return, risk and their ratios, by empyrical (module docstring): the annual return and
     Calmar compound the return to a year, so need a year of returns (`under_a_year`); the
-    volatility, Sharpe and Sortino scale daily figures by sqrt(250) and stay."""
+    volatility, Sharpe and Sortino scale daily figures by sqrt(250), so need MIN_BETA_DAYS of
+    them (`too_few_days`)."""
     import empyrical as ep
 
-    ann, why = TRADING_DAYS_PER_YEAR, _year_of(returns)
+    ann, why, few = TRADING_DAYS_PER_YEAR, _year_of(returns), too_few_days(len(returns), RECORD_RATIOS)
     return {
         "total_return": _round(ep.cum_returns_final(returns)),
         "annual_return": _a_year(ep.annual_return(returns, annualization=ann), why),
-        "annual_volatility": _round(ep.annual_volatility(returns, annualization=ann)),
-        "sharpe": _round(ep.sharpe_ratio(returns, annualization=ann), 3),
-        "sortino": _round(ep.sortino_ratio(returns, annualization=ann), 3),
+        "annual_volatility": _a_year(ep.annual_volatility(returns, annualization=ann), few),
+        "sharpe": _a_year(ep.sharpe_ratio(returns, annualization=ann), few, 3),
+        "sortino": _a_year(ep.sortino_ratio(returns, annualization=ann), few, 3),
         "max_drawdown": _round(max(0.0, -float(ep.max_drawdown(returns)))),
         "calmar": _a_year(ep.calmar_ratio(returns, annualization=ann), why, 3),
     }
@@ -587,7 +620,8 @@ def holding(exposure: pd.Series) -> Holding:
 def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     """The book beside `benchmark` (module docstring): the annual and excess annual return
     and alpha compound to a year, so need a year of returns (`under_a_year`); the tracking
-    error and information ratio scale the daily active return by sqrt(250) and stay."""
+    error and information ratio scale the daily active return by sqrt(250) and beta and alpha
+    are a regression, so all four need MIN_BETA_DAYS of returns (`too_few_days`)."""
     import empyrical as ep
 
     ann, n, why = TRADING_DAYS_PER_YEAR, len(returns), _year_of(returns)
@@ -596,17 +630,18 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     sd = float(active.std(ddof=1))
     own = ep.annual_return(returns, annualization=ann)
     theirs = ep.annual_return(aligned, annualization=ann)
-    few = too_few_for_beta(n)
+    few = too_few_days(n, COMPARISON_RATIOS)
     alpha, beta = (None, None) if few else ep.alpha_beta(returns, aligned, annualization=ann)
+    ratio = ep.excess_sharpe(returns, aligned) * math.sqrt(ann) if sd > NO_TRACKING else None
     return BenchmarkComparison(
         total_return=_round(ep.cum_returns_final(aligned)),
         annual_return=_a_year(theirs, why),
         excess_annual_return=_a_year(own - theirs, why),
-        tracking_error=_round(ep.annual_volatility(active, annualization=ann)),
-        information_ratio=_round(ep.excess_sharpe(returns, aligned) * math.sqrt(ann), 3) if sd > NO_TRACKING else None,
+        tracking_error=_a_year(ep.annual_volatility(active, annualization=ann), few),
+        information_ratio=_a_year(ratio, few, 3),
         beta=_round(beta, 3),
         alpha=_a_year(alpha, why),
-        note=_joined(few, _benchmark_not_annualised(why)),
+        note=joined(few, _benchmark_not_annualised(why)),
     )
 
 

@@ -273,6 +273,8 @@ def against_null_mean(nulls: NullBooksJson) -> str:
     mean = nulls.get("fixed_random_mean")
     if not mean:
         return "no mean of fixed random books to compare with"
+    if mean["tracking_error"] is None:  # too few days to scale to a year: the record's note says why
+        return f"{_null_mean_return(nulls)}; against that mean, no tracking error or information ratio over so few days"
     error = statistic_pct("tracking_error", mean["tracking_error"])
     earned = f"{_null_mean_return(nulls)}; against that mean, tracking error {error}"
     if mean["information_ratio"] is not None:

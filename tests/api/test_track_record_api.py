@@ -49,21 +49,43 @@ def test_the_ai_track_record_states_exposure_and_fills_beside_the_benchmarks(api
     assert graph == {k: rest.get(k) for k in graph}
 
 
-def test_a_two_day_record_has_no_beta_or_alpha_and_says_why(api: Api) -> None:
+def test_a_two_day_record_has_no_ratios_beta_or_alpha_and_says_why(api: Api) -> None:
     """The world's AI book has two executed days: a regression on them is noise (a reviewer's
-    two-day record showed beta -72 and alpha 5e21), so REST and GraphQL serve null with the
-    comparison's note saying why, and keep the figures the days do give."""
+    two-day record showed beta -72 and alpha 5e21), and so is a daily mean or deviation scaled
+    by sqrt(250) (another showed a Sharpe of -11.18 and an information ratio of 127.9): REST and
+    GraphQL serve null with the record's and the comparison's notes saying why."""
     rest = api.acme("GET", "/api/ai-portfolio/track-record").json()
     assert rest["days"] == 2 < MIN_BETA_DAYS
+    assert (rest["annual_volatility"], rest["sharpe"], rest["sortino"]) == (None, None, None)
+    assert f"Volatility, Sharpe and Sortino need at least {MIN_BETA_DAYS} days of returns; 2 here" in rest["note"]
     for name in BENCHMARKS:
         against = rest["benchmarks"][name]
         assert against["beta"] is None and against["alpha"] is None, name
-        assert against["note"].startswith(f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; 2 here")
-        assert against["tracking_error"] is not None
-    query = "{ aiPortfolio { trackRecord { benchmarks { equalWeightLiquid { beta alpha note } } } } }"
-    graph = data(api, query, api.world.acme_key)["aiPortfolio"]["trackRecord"]["benchmarks"]["equalWeightLiquid"]
+        assert against["tracking_error"] is None and against["information_ratio"] is None, name
+        assert against["note"].startswith(
+            f"Tracking error, information ratio, beta and alpha need at least {MIN_BETA_DAYS} days of returns; 2 here"
+        )
+        assert against["total_return"] is not None, "the return over the days stays"
+    query = (
+        "{ aiPortfolio { trackRecord { sharpe sortino annualVolatility benchmarks { equalWeightLiquid "
+        "{ trackingError informationRatio beta alpha note } } } } }"
+    )
+    graph = data(api, query, api.world.acme_key)["aiPortfolio"]["trackRecord"]
     liquid = rest["benchmarks"]["equal_weight_liquid"]
-    assert graph == {"beta": None, "alpha": None, "note": liquid["note"]}
+    assert graph == {
+        "sharpe": None,
+        "sortino": None,
+        "annualVolatility": None,
+        "benchmarks": {
+            "equalWeightLiquid": {
+                "trackingError": None,
+                "informationRatio": None,
+                "beta": None,
+                "alpha": None,
+                "note": liquid["note"],
+            }
+        },
+    }
 
 
 def test_a_one_day_client_record_says_which_day_it_covers(api: Api) -> None:
@@ -88,7 +110,6 @@ def test_a_few_days_record_annualises_no_return_and_says_why_over_rest_and_graph
     assert rest["costs"]["share_of_equity_per_year"] is None and rest["costs"]["total"] is not None
     assert "under a year (250): a return over less than a year is not annualised (GIPS)" in rest["note"]
     assert rest["note"].endswith("the total return is the return over these days.")
-    assert rest["sharpe"] is not None and rest["annual_volatility"] is not None, "not compounded: kept"
     for name in BENCHMARKS:
         against = rest["benchmarks"][name]
         assert (against["annual_return"], against["excess_annual_return"], against["alpha"]) == (None, None, None)

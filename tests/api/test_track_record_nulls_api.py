@@ -61,6 +61,12 @@ def test_rest_and_graphql_serve_the_same_null_books(api: Api) -> None:
         f"the AI portfolio {rest['total_return']:+.2%}" in nulls["note"] and "2 days is a short span" in nulls["note"]
     )
     assert rest["records"]["live"]["nulls"] is None, "the whole record's, not its parts'"
+    # two days are under MIN_BETA_DAYS: no information ratio to rank, and the notes say why
+    few = "The information ratios, and the percentiles that rank them, need at least 20 days of returns"
+    assert nulls["model_information_ratio"] is None and fixed["model_percentile"] is None
+    assert fixed["information_ratio"] == {"mean": None, "lowest": None, "highest": None}
+    assert few in nulls["note"] and few in fixed["note"]
+    assert nulls["fixed_random_mean"]["information_ratio"] is None
 
     settings = api.world.settings
     frame = planted(0, True, names=40, days=22)
@@ -71,6 +77,7 @@ def test_rest_and_graphql_serve_the_same_null_books(api: Api) -> None:
     assert graph == nulls and nulls["days"] == rest["days"] == 24
     fixed = nulls["families"]["fixed_random"]["information_ratio"]
     assert fixed["lowest"] < fixed["mean"] < fixed["highest"], "twenty different books"
+    assert nulls["model_information_ratio"] is not None and "20 days of returns" not in nulls["note"]
     assert nulls["families"]["bought_and_held"]["books"] == 1
     with api.world.engine.begin() as conn:  # a corrected close on a replayed day: both answer anew, alike
         append_history(conn, tables.eod_prices, [price_row("N03", last, 30.0, 2_000_000, 29.9, 30.1, cents=False)])

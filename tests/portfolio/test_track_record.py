@@ -36,15 +36,23 @@ def test_statistics_by_hand_and_by_the_library() -> None:
     # five days are under a year: nothing a year is extrapolated from them (the next test)
     assert stats["annual_turnover"] is None and stats["costs"]["share_of_equity_per_year"] is None
     assert stats["costs"]["total"] == 3.5
+    assert stats["annual_return"] is None and stats["calmar"] is None
+    # five days: too few to scale to a year or regress on (the test below)
+    assert (stats["sharpe"], stats["sortino"], stats["annual_volatility"]) == (None, None, None)
+    few = stats["benchmarks"]["b"]
+    assert (few["tracking_error"], few["information_ratio"], few["beta"], few["alpha"]) == (None, None, None, None)
+    # the same five days four times over: enough days, the ratios by hand
+    month = pd.bdate_range("2026-01-05", periods=4 * len(returns))
+    returns, bench = (pd.Series(np.tile(x.to_numpy(), 4), index=month) for x in (returns, bench))
+    stats = statistics(returns, {"b": bench}).as_dict()
     mean, sd = np.mean(returns), np.std(returns, ddof=1)
     assert stats["sharpe"] == pytest.approx(mean / sd * math.sqrt(250), abs=1e-3)
     assert stats["sortino"] == pytest.approx(ep.sortino_ratio(returns, annualization=250), abs=1e-3)
-    assert stats["annual_return"] is None and stats["calmar"] is None
+    assert stats["annual_volatility"] == pytest.approx(sd * math.sqrt(250), abs=1e-4)
     against = stats["benchmarks"]["b"]
     active = returns - bench
     assert against["information_ratio"] == pytest.approx(active.mean() / active.std(ddof=1) * math.sqrt(250), abs=1e-3)
     assert against["tracking_error"] == pytest.approx(active.std(ddof=1) * math.sqrt(250), abs=1e-4)
-    assert against["beta"] is None and against["alpha"] is None, "five days: too few for a regression"
 
 
 def _year_of(days: int, daily: float = 0.001) -> tuple[pd.Series, pd.Series]:
@@ -60,10 +68,13 @@ def test_under_a_year_no_return_is_annualised_and_the_note_says_why() -> None:
     a year reads as +247%; under TRADING_DAYS_PER_YEAR daily returns the annual return, Calmar,
     turnover and costs a year, and each benchmark's annual and excess annual return and alpha
     are null, the note says why and points at the total return; from a year on they are
-    empyrical's. Volatility, Sharpe, Sortino, tracking error and IR are not compounded: kept."""
+    empyrical's. Volatility, Sharpe, Sortino, tracking error and IR are not compounded: kept
+    under a year from MIN_BETA_DAYS on."""
     two = statistics(pd.Series([0.005, 0.00498], index=DAYS[:2]), {"b": pd.Series([0.0, 0.0], index=DAYS[:2])})
     assert two.total_return == pytest.approx(0.01, abs=1e-4) and two.annual_return is None and two.calmar is None
     assert two.note == (
+        f"Volatility, Sharpe and Sortino need at least {MIN_BETA_DAYS} days of returns; 2 here: a daily mean or "
+        "deviation over fewer, scaled to a year, or a regression on them, is noise. "
         "2 days of returns, under a year (250): a return over less than a year is not annualised (GIPS), so no "
         "annual return, Calmar, annual turnover or yearly cost share is given, nor any benchmark's annual return, "
         "excess annual return or alpha; the total return is the return over these days."
@@ -96,27 +107,54 @@ def test_under_a_year_no_return_is_annualised_and_the_note_says_why() -> None:
     assert year.benchmarks["b"].alpha == pytest.approx(ep.alpha(short, bench, annualization=250), abs=1e-4)
 
 
-def test_beta_and_alpha_wait_for_enough_days_then_are_the_regressions() -> None:
+def test_the_ratios_beta_and_alpha_wait_for_enough_days_then_are_the_library_s() -> None:
     """A slope fitted to a few points is noise, and its daily alpha compounded over 250 days
-    explodes (two days once showed a beta of -72 and an alpha of 5e21): below MIN_BETA_DAYS
-    both are null and the comparison's note says why; from it on, beta is the regression's
-    (alpha, a return a year, waits for a year of returns)."""
+    explodes (two days once showed a beta of -72 and an alpha of 5e21); a daily mean over its
+    deviation scaled by sqrt(250) is as noisy (two days once showed a Sharpe of -11.18 and an
+    information ratio of 127.9): below MIN_BETA_DAYS the volatility, Sharpe, Sortino, tracking
+    error, information ratio, beta and alpha are null and the notes say why; from it on, they
+    are the library's (alpha, a return a year, waits for a year of returns)."""
     rng = np.random.default_rng(7)
     days = pd.bdate_range("2026-01-05", periods=MIN_BETA_DAYS)
     bench = pd.Series(rng.normal(0.0, 0.01, MIN_BETA_DAYS), index=days)
     returns = 0.6 * bench + pd.Series(rng.normal(0.0005, 0.004, MIN_BETA_DAYS), index=days)
-    short = statistics(returns.iloc[1:], {"b": bench}).benchmarks["b"]
-    assert short.beta is None and short.alpha is None
+    few = statistics(returns.iloc[1:], {"b": bench})
+    short = few.benchmarks["b"]
+    assert (short.beta, short.alpha, short.tracking_error, short.information_ratio) == (None, None, None, None)
     assert short.note.startswith(
-        f"Beta and alpha need at least {MIN_BETA_DAYS} days of returns; {MIN_BETA_DAYS - 1} here: a regression on "
-        "fewer is noise, and its daily alpha compounded to a year is meaningless. "
-        f"{MIN_BETA_DAYS - 1} days of returns, under a year"
+        f"Tracking error, information ratio, beta and alpha need at least {MIN_BETA_DAYS} days of returns; "
+        f"{MIN_BETA_DAYS - 1} here: a daily mean or deviation over fewer, scaled to a year, or a regression on them, "
+        f"is noise. {MIN_BETA_DAYS - 1} days of returns, under a year"
     )
-    assert short.tracking_error is not None and short.information_ratio is not None, "the other figures stay"
-    enough = statistics(returns, {"b": bench}).benchmarks["b"]
+    assert (few.sharpe, few.sortino, few.annual_volatility) == (None, None, None)
+    assert few.note.startswith(f"Volatility, Sharpe and Sortino need at least {MIN_BETA_DAYS} days of returns")
+    assert few.total_return is not None and few.max_drawdown is not None, "the figures over the days stay"
+    full = statistics(returns, {"b": bench})
+    enough = full.benchmarks["b"]
     assert enough.note.startswith(f"{MIN_BETA_DAYS} days of returns, under a year"), "alpha waits for a year"
+    assert full.note.startswith(f"{MIN_BETA_DAYS} days of returns, under a year")
     assert enough.beta == pytest.approx(np.cov(returns, bench)[0, 1] / np.var(bench, ddof=1), abs=1e-3)
+    assert enough.information_ratio == pytest.approx(ep.excess_sharpe(returns, bench) * math.sqrt(250), abs=1e-3)
+    assert full.sharpe == pytest.approx(ep.sharpe_ratio(returns, annualization=250), abs=1e-3)
     assert enough.alpha is None  # a year of returns: the regression's (the test above)
+
+
+def test_a_partial_year_of_by_year_has_the_ratios_only_from_enough_days() -> None:
+    """`by_year` measures each calendar year by `statistics`' one rule: a span's first year
+    with a few days (a record from the 20th of December) has no volatility, Sharpe, Sortino,
+    tracking error or information ratio, and says why; its whole next year has them."""
+    from portfolio.track_record import by_year
+
+    rng = np.random.default_rng(3)
+    days = pd.bdate_range("2025-12-22", "2026-12-31")
+    bench = pd.Series(rng.normal(0.0004, 0.008, len(days)), index=days)
+    returns = 0.8 * bench + pd.Series(rng.normal(0.001, 0.004, len(days)), index=days)
+    years = by_year(returns, {"b": bench})
+    partial, whole = years["2025"], years["2026"]
+    assert partial.days < MIN_BETA_DAYS and (partial.sharpe, partial.annual_volatility) == (None, None)
+    assert partial.benchmarks["b"].information_ratio is None and partial.benchmarks["b"].tracking_error is None
+    assert partial.note.startswith(f"Volatility, Sharpe and Sortino need at least {MIN_BETA_DAYS} days")
+    assert whole.sharpe is not None and whole.benchmarks["b"].information_ratio is not None and whole.note is None
 
 
 def test_deposits_and_withdrawals_are_not_performance() -> None:
@@ -224,17 +262,17 @@ def test_an_all_cash_book_says_its_ratios_describe_cash_not_skill() -> None:
     information ratio and nothing said why."""
     from portfolio.track_record import MOSTLY_CASH_EXPOSURE, by_year
 
-    returns = pd.Series(0.0, index=DAYS[1:])
-    falling = pd.Series([-0.01, -0.02, 0.005, -0.015, -0.01], index=DAYS[1:])
-    stats = statistics(returns, {"index": falling}, exposure=pd.Series(0.0, index=DAYS), fill_count=0).as_dict()
+    month = pd.bdate_range("2026-01-05", periods=MIN_BETA_DAYS).date
+    returns = pd.Series(0.0, index=month)
+    falling = pd.Series(np.tile([-0.01, -0.02, 0.005, -0.015, -0.01], MIN_BETA_DAYS // 5), index=month)
+    cash = pd.Series(0.0, index=month)
+    stats = statistics(returns, {"index": falling}, exposure=cash, fill_count=0).as_dict()
     assert stats["benchmarks"]["index"]["information_ratio"] > 0  # "beats" a falling index by holding cash
     assert stats["average_exposure"] == 0.0 and stats["fill_count"] == 0
     assert stats["mostly_cash"] is True
     assert "holding cash, not skill" in stats["note"] and f"{MOSTLY_CASH_EXPOSURE:.0%}" in stats["note"]
 
-    yearly = by_year(
-        returns, {"index": falling}, exposure=pd.Series(0.0, index=DAYS), fills_per_day=pd.Series(dtype=float)
-    )
+    yearly = by_year(returns, {"index": falling}, exposure=cash, fills_per_day=pd.Series(dtype=float))
     assert yearly["2026"].mostly_cash is True and yearly["2026"].fill_count == 0
 
 
@@ -244,14 +282,14 @@ def test_an_invested_book_is_not_flagged_and_its_exposure_is_the_mean_over_its_d
     stats = statistics(returns, {"index": returns * 0.5}, exposure=exposure, fill_count=7).as_dict()
     assert stats["average_exposure"] == pytest.approx((0.9 + 1.0 + 1.0 + 0.95 + 0.9) / 5, abs=1e-4)
     assert stats["mostly_cash"] is False and stats["fill_count"] == 7
-    assert stats["note"].startswith("5 days of returns, under a year"), "nothing of cash: only the short span"
+    assert "cash" not in stats["note"] and "5 days of returns, under a year" in stats["note"], "only the short span"
     # nearly all cash: under the threshold on average is flagged too
     nearly = statistics(returns, {}, exposure=pd.Series(0.03, index=DAYS)).as_dict()
     assert nearly["mostly_cash"] is True and nearly["average_exposure"] == pytest.approx(0.03)
     # without the inputs, nothing is claimed of what the book held (the note only says the span is short)
     claimed = statistics(returns, {}).as_dict()
     assert not {k for k in ("average_exposure", "mostly_cash", "fill_count") if claimed[k] is not None}
-    assert "cash" not in claimed["note"] and claimed["note"].startswith("5 days of returns, under a year")
+    assert "cash" not in claimed["note"] and "5 days of returns, under a year" in claimed["note"]
 
 
 def test_too_few_days_say_why() -> None:

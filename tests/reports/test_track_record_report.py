@@ -13,6 +13,7 @@ from market.clock import default_calendar
 from market.costs import IMPACT_Y, MAX_PARTICIPATION, describe
 from market.settings import Settings
 from portfolio import ai
+from portfolio.track_record import MIN_BETA_DAYS
 from reports import generate
 from store import tables
 from store.engine import service_engine
@@ -64,7 +65,8 @@ def test_an_all_cash_ai_portfolio_says_its_ratios_describe_cash_in_the_briefing_
     engine = service_engine(settings)
     seed_prices(engine)
     hold = {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}
-    for day in days_up_to(DAY, 4):  # four executed days, no order: all cash
+    # a month of executed days (the ratios wait for MIN_BETA_DAYS of returns), no order: all cash
+    for day in days_up_to(DAY, MIN_BETA_DAYS + 1):
         seed_predictions(engine, day, {"LIQ": hold, "MID": hold})
         ai.execute_day(engine, settings, day)
     text = flat(generate("quant-briefing", engine, settings, default_calendar(), NOW).pdf)
@@ -79,4 +81,4 @@ def test_an_all_cash_ai_portfolio_says_its_ratios_describe_cash_in_the_briefing_
     assert "0 fills" in line and "average exposure 0.0% of equity" in line
     assert "information ratio" not in line.split(". The book held cash")[0]
     assert "describe holding cash, not skill." in line and "turnover a year n/a (under a year of returns)" in line
-    assert line.endswith("the total return is the return over these days.")  # four days: nothing annualised
+    assert line.endswith("the total return is the return over these days.")  # a month: nothing annualised
