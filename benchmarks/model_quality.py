@@ -262,7 +262,6 @@ def capital_figures(changes: CapitalChanges) -> dict:
         "beyond_limit": [m.line() for m in changes.beyond],
         "adjusted_implied": len(changes.implied),
         "warnings": list(changes.warnings),
-        "bad_rows": list(changes.bad_rows),
     }
 
 

@@ -72,8 +72,8 @@ What the replay serves, and the rules it follows:
   rename is the same position and its history runs on; the file's actions of the old
   symbol up to the ex-date are the new symbol's. Each rename applied and each case the
   rule does not apply (a reused ticker, the old symbol's rows after the ex-date, ...) is
-  listed in `source.capital_changes`. Unreadable rows of the file are listed in
-  `source.bad_rows`.
+  listed in `source.capital_changes`. A file with an unreadable row is refused
+  (`actions.readable_actions`): the capital change it carries would be lost.
 - Previous close: the file's where it has one, else the previous served close.
 - Instrument types (`market.instruments`): the type a file states (a generic OHLCV file's
   `instrument_type` or `type` column; a name's latest row that states one), else the
@@ -117,7 +117,7 @@ from ingest.importers.actions import (
     largest_moves,
     on_joined_series,
     on_new_count,
-    read_actions,
+    readable_actions,
 )
 from ingest.importers.files import (
     delisting_date,
@@ -287,11 +287,12 @@ class ReplayMarket:
 
     # ---- loading ----------------------------------------------------------------------
     def _actions(self, path: Path | None) -> list[CorporateAction]:
-        """The corporate-actions file's actions (its unreadable rows in `source.bad_rows`)."""
+        """The corporate-actions file's actions; one with an unreadable row is refused
+        (`actions.readable_actions`)."""
         if path is None:
             return []
-        actions, bad = read_actions(path)
-        self.source.actions_file, self.source.bad_rows = str(path), [*self.source.bad_rows, *bad]
+        actions = readable_actions(path)
+        self.source.actions_file = str(path)
         return actions
 
     def _load(self, files: list[Path], actions: list[CorporateAction]) -> list[CorporateAction]:

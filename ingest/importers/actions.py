@@ -53,7 +53,7 @@ another of the same name, ex-date and kind is counted once and reported, and two
 that disagree are refused (`distinct_actions`). The name is the joined series' (the rows
 are compared after the renames resolve, `on_joined_series`), so an action listed under
 both the old and the new symbol of a rename is one action. A row that cannot be
-read is reported with file and line and the rest is applied; an action whose factor does
+read refuses the file, named with its file and line (`readable_actions`); an action whose factor does
 not explain the name's close (on the new count the close is not nearer the previous one)
 or whose name has no row on or after the ex-date is applied and reported.
 
@@ -131,6 +131,7 @@ KINDS = {
     "namechange": RENAME,
 }
 SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
+UNREAD_SHOWN = 3  # unreadable rows of a corporate-actions file named in its refusal (`readable_actions`)
 SANITY_BAND = 0.5  # T0's price band (MARKETINTEL_PRICE_BAND's default): a session's move past it is reported
 STORED = "_stored"  # the column that marks the store's rows beside the prices (`previous_closes`)
 IMPLIED = "implied by a close beyond the daily price limit (previous close over close: the day's whole move)"
@@ -252,6 +253,26 @@ def read_actions(path: Path) -> tuple[list[CorporateAction], list[str]]:
         except ValueError as exc:
             bad.append(f"{path}:{line}: {exc}")
     return actions, bad
+
+
+def readable_actions(path: Path) -> list[CorporateAction]:
+    """The file's actions (`read_actions`); InvalidInputError where a row cannot be read,
+    naming the first UNREAD_SHOWN with file and line: the capital change such a row
+    carries cannot be applied, so the prices would be stored, replayed or measured on the
+    old count before its ex-date (a 2-for-1 bonus issue read as a 50% loss, a holder valued
+    at half). Reported as a bad row beside an import that went on, it was lost all the
+    same and the command exited 0."""
+    actions, bad = read_actions(path)
+    if bad:
+        shown = "; ".join(bad[:UNREAD_SHOWN]) + (
+            f"; ... and {len(bad) - UNREAD_SHOWN} more" if len(bad) > UNREAD_SHOWN else ""
+        )
+        raise InvalidInputError(
+            f"{len(bad)} row{'s' if len(bad) > 1 else ''} of the corporate-actions file cannot be read: {shown}. "
+            "The capital change a row carries would be lost (the closes before it read on the old count): correct "
+            "or remove the row and run again; nothing was read or stored"
+        )
+    return actions
 
 
 def distinct_actions(actions: list[CorporateAction]) -> tuple[list[CorporateAction], list[str]]:
@@ -477,7 +498,6 @@ class CapitalChanges:
     renames: Renames = Renames()  # applied, in ex-date order (`symbol_on`), and reported
     applied: tuple[Split, ...] = ()  # every split applied, the file's and the implied ones, by ex-date
     implied: tuple[Split, ...] = ()  # of them, those adjusted for a move beyond the limit
-    bad_rows: tuple[str, ...] = ()
     repeated: tuple[str, ...] = ()  # rows that repeat an earlier one on the joined series, counted once
     warnings: tuple[str, ...] = ()
     moved: tuple[str, ...] = ()  # splits applied from a later row than their ex-date (`on_new_count_actions`)
@@ -516,7 +536,7 @@ class CapitalChanges:
         out += [f"applied later: {m}" for m in self.moved]
         out += [f"re-dated: {r.line()}" for r in self.redated]
         out += [h.line() for h in self.handovers]
-        out += [f"bad row: {b}" for b in self.bad_rows] + [f"repeated row: {r}" for r in self.repeated]
+        out += [f"repeated row: {r}" for r in self.repeated]
         out += [f"warning: {w}" for w in self.warnings]
         if self.limit is None:
             out.append(
@@ -609,7 +629,7 @@ def capital_changes(
     is checked as one import of both files is; the stored rows are never returned)."""
     if adjust_implied and limit is None:
         raise InvalidInputError(f"adjusting for moves beyond the daily price limit needs the limit ({limit_from})")
-    read, bad = read_actions(actions_path) if actions_path is not None else ([], [])
+    read = readable_actions(actions_path) if actions_path is not None else []
     joined = on_joined_series(prices, read, after_sessions, stored)
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
     counted = on_new_count_actions(_with_stored(prices, stored), actions, stored.splits if stored else ())
@@ -632,7 +652,6 @@ def capital_changes(
         renames=renames,
         applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=implied,
-        bad_rows=tuple(bad),
         repeated=joined.repeated,
         warnings=(*renames.warnings, *counted.waiting(), *warnings, *overlaid),
         moved=tuple(counted.moved),

@@ -86,7 +86,7 @@ from ingest.importers.actions import (
     capital_changes,
     is_actions_file,
     price_files,
-    read_actions,
+    readable_actions,
 )
 from ingest.importers.formats import (
     NSE_LACKS,
@@ -359,7 +359,7 @@ def _renamed_symbols(capital: CapitalOptions, path: Path) -> set[str]:
     actions = capital.actions or actions_beside(path)
     if actions is None:
         return set()
-    return {a.symbol for a in read_actions(actions)[0] if a.kind == RENAME}
+    return {a.symbol for a in readable_actions(actions) if a.kind == RENAME}
 
 
 def stored_history(engine: Engine, symbols: set[str]) -> Stored:

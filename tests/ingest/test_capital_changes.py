@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from market.errors import InvalidInputError
 from tests.benchmark_modules import benchmark_module
 from tests.conftest import ON_SQLITE_ONLY
 
@@ -79,7 +80,7 @@ def test_a_bonus_issue_with_its_corporate_actions_row_changes_no_return_and_no_l
     pd.testing.assert_series_equal(returns(prices, "BIG"), returns(true, "BIG"), atol=1e-5, check_names=False)
     unadjusted = quality.load_ohlcv(folder)
     assert returns(unadjusted, "BIG").loc[EX] == pytest.approx(-0.5, abs=0.01)  # what the file shows
-    assert "corporate_actions.csv" not in " ".join(report.bad_rows) and len(unadjusted) == 4 * len(DAYS)
+    assert len(unadjusted) == 4 * len(DAYS)
     # the labels (the model's panel) read the same returns, the volumes before the ex-date on the new count
     panel = build_panel(prices.drop(columns="ordinary"), horizon=5).set_index(["symbol", "date"])
     expected = build_panel(true.assign(volume=100_000.0), horizon=5).set_index(["symbol", "date"])
@@ -155,27 +156,33 @@ def test_a_rights_issue_is_adjusted_by_its_theoretical_ex_rights_price(tmp_path:
     assert report.applied[0].factor == pytest.approx(cum / terp)
 
 
-def test_a_bad_row_is_named_and_an_action_that_does_not_explain_the_close_is_warned(
+def test_a_bad_row_refuses_the_file_and_an_action_that_does_not_explain_the_close_is_warned(
     tmp_path: Path, quality: ModuleType
 ) -> None:
+    """A row that cannot be read was listed and the rest applied: the capital change it
+    carried was lost, its close read as a crash. The file is refused, its bad rows named
+    (the first UNREAD_SHOWN, with file and line); without them, an action that does not
+    explain the close is applied and warned."""
     folder = write_prices(tmp_path / "market")
-    (folder / "corporate_actions.csv").write_text(
-        "symbol,ex_date,kind,ratio\n"
-        f"BIG,{EX.isoformat()},bonus,1 for 1\n"
-        f"AAA,{DAYS[10].isoformat()},split,2 for 1\n"  # AAA's close did not move: a made-up split
-        f"BBB,{DAYS[5].isoformat()},dividend,0.5\n"
-        "CCC,2026-13-01,split,2\n"
-        f"BBB,{DAYS[6].isoformat()},split,1 for 1\n"
-        "CCC,2026-W47,split,2\n"  # an ISO week, once read as its Monday
+    good = f"symbol,ex_date,kind,ratio\nBIG,{EX.isoformat()},bonus,1 for 1\nAAA,{DAYS[10].isoformat()},split,2 for 1\n"
+    actions = folder / "corporate_actions.csv"
+    actions.write_text(
+        good
+        + f"BBB,{DAYS[5].isoformat()},dividend,0.5\n"
+        + "CCC,2026-13-01,split,2\n"
+        + f"BBB,{DAYS[6].isoformat()},split,1 for 1\n"
+        + "CCC,2026-W47,split,2\n"  # an ISO week, once read as its Monday
     )
+    with pytest.raises(SystemExit) as refused:
+        quality.load_market(folder, nse=False)
+    said = str(refused.value)
+    assert said.startswith("error: 4 rows of the corporate-actions file cannot be read: ")
+    assert f"{actions}:4: kind 'dividend' is not one of split, bonus, rights, consolidation, delisting, rename" in said
+    assert f"{actions}:5: ex_date '2026-13-01' is not a date as YYYY-MM-DD (or YYYYMMDD)" in said
+    assert f"{actions}:6: ratio '1 for 1' gives 1 shares per share: not a capital change" in said
+    assert "2026-W47" not in said and "... and 1 more" in said
+    actions.write_text(good)  # AAA's close did not move: a made-up split
     _, report = quality.load_market(folder, nse=False)
-    assert [b.split(": ", 1)[1] for b in report.bad_rows] == [
-        "kind 'dividend' is not one of split, bonus, rights, consolidation, delisting, rename",
-        "ex_date '2026-13-01' is not a date as YYYY-MM-DD (or YYYYMMDD)",
-        "ratio '1 for 1' gives 1 shares per share: not a capital change",
-        "ex_date '2026-W47' is not a date as YYYY-MM-DD (or YYYYMMDD)",
-    ]
-    assert report.bad_rows[0].startswith(f"{folder / 'corporate_actions.csv'}:4: ")
     (warning,) = report.warnings
     assert "AAA" in warning and "does not explain the close" in warning
     assert {s.symbol for s in report.applied} == {"BIG", "AAA"}  # the file is the record: applied, and warned
@@ -346,7 +353,7 @@ def test_a_ratio_is_read_in_the_direction_its_kind_says_or_refused(tmp_path: Pat
     """A consolidation written `10:1` (ten old shares into one new; the close 1.50 -> 15.0)
     was stored as a SPLIT of 10, a 10-for-1 split, with only a warning. "N:M" and "N for M"
     are read in the direction the kind says; a number, which says its own, is refused when
-    it contradicts the kind (a bad row, nothing stored for it)."""
+    it contradicts the kind (a bad row, which refuses the file)."""
     from ingest.importers import import_path
     from store import tables
     from store.engine import service_engine
@@ -361,25 +368,27 @@ def test_a_ratio_is_read_in_the_direction_its_kind_says_or_refused(tmp_path: Pat
         lines += [f"BON,{day},{8.0 if after else 10.0},100"]
     (folder / "prices.csv").write_text("\n".join(lines) + "\n")
     actions = folder / "corporate_actions.csv"
-    actions.write_text(
-        f"symbol,ex_date,kind,ratio\nCON,{EX},reverse split,10:1\nSPL,{EX},split,1:2\nBON,{EX},bonus,0.8\n"
+    read = f"symbol,ex_date,kind,ratio\nCON,{EX},reverse split,10:1\nSPL,{EX},split,1:2\n"
+    actions.write_text(read + f"BON,{EX},bonus,0.8\n")
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(service_engine(settings), folder)
+    assert (
+        f"{actions}:4: ratio '0.8' gives 0.8 shares per share, but a bonus's is above 1, more shares: "
+        "correct the ratio or the kind" in str(refused.value)
     )
+    actions.write_text(read)
     report = import_path(service_engine(settings), folder)
     with service_engine(settings).connect() as conn:
         stored = {r["symbol"]: r["amount"] for r in current_rows(conn, tables.corporate_actions)}
     assert stored == {"CON": pytest.approx(0.1), "SPL": 2.0}
     assert not [line for line in report.capital_changes if line.startswith("warning:")]
-    assert (
-        f"bad row: {actions}:4: ratio '0.8' gives 0.8 shares per share, but a bonus's is above 1, more shares: "
-        "correct the ratio or the kind" in report.capital_changes
-    )
 
 
 def test_a_split_bonus_or_consolidation_at_a_price_is_a_bad_row_saying_what_to_fix(tmp_path: Path, settings) -> None:
     """A bonus issue at a price (really a rights issue) was stored as free shares and its
     price dropped without a word; a split's or consolidation's price too. Such a row is a
-    bad row naming what to fix, nothing stored for it; the file's other rows apply, and a
-    rights issue keeps its price."""
+    bad row naming what to fix, and refuses the file (nothing imported): its row fixed, the
+    others apply."""
     from ingest.importers import import_path
     from store import tables
     from store.engine import service_engine
@@ -396,19 +405,25 @@ def test_a_split_bonus_or_consolidation_at_a_price_is_a_bad_row_saying_what_to_f
         f"symbol,ex_date,kind,ratio,price\nBON,{EX},bonus,1 for 1,4.50\nSPL,{EX},split,2 for 1,5\n"
         f"CON,{EX},consolidation,1 for 2,3\nFREE,{EX},bonus,1 for 1,0\n"
     )
-    report = import_path(service_engine(settings), folder)
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(service_engine(settings), folder)
+    assert str(refused.value) == (
+        f"3 rows of the corporate-actions file cannot be read: {actions}:2: price '4.50' on a bonus issue: a "
+        "bonus issue at a price is a rights issue (kind rights, the price its subscription price); a bonus "
+        f"issue's shares are free: leave the price blank; {actions}:3: price '5' on a split: a split has no price "
+        "(new shares sold at a price are a rights issue, kind rights); leave the price blank; "
+        f"{actions}:4: price '3' on a consolidation: a consolidation has no price (new shares sold at a price are a "
+        "rights issue, kind rights); leave the price blank. The capital change a row carries would be lost (the "
+        "closes before it read on the old count): correct or remove the row and run again; nothing was read or "
+        "stored"
+    )
+    with service_engine(settings).connect() as conn:
+        assert current_rows(conn, tables.corporate_actions) == current_rows(conn, tables.eod_prices) == []
+    actions.write_text(f"symbol,ex_date,kind,ratio,price\nFREE,{EX},bonus,1 for 1,0\n")
+    import_path(service_engine(settings), folder)
     with service_engine(settings).connect() as conn:
         stored = {r["symbol"]: r["amount"] for r in current_rows(conn, tables.corporate_actions)}
     assert stored == {"FREE": 2.0}
-    bad = [line for line in report.capital_changes if line.startswith("bad row:")]
-    assert bad == [
-        f"bad row: {actions}:2: price '4.50' on a bonus issue: a bonus issue at a price is a rights issue (kind "
-        "rights, the price its subscription price); a bonus issue's shares are free: leave the price blank",
-        f"bad row: {actions}:3: price '5' on a split: a split has no price (new shares sold at a price are a "
-        "rights issue, kind rights); leave the price blank",
-        f"bad row: {actions}:4: price '3' on a consolidation: a consolidation has no price (new shares sold at a "
-        "price are a rights issue, kind rights); leave the price blank",
-    ]
 
 
 @ON_SQLITE_ONLY

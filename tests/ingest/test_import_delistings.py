@@ -4,8 +4,11 @@ and the active names stop expecting its rows (`ingest.importers.files.delisting_
 from datetime import date, timedelta
 from pathlib import Path
 
+import pytest
+
 from ingest.importers import import_path
 from ingest.importers.files import CapitalOptions
+from market.errors import InvalidInputError
 from market.settings import Settings
 from store import tables
 from store.engine import service_engine
@@ -49,22 +52,22 @@ def test_a_delisting_row_delists_the_imported_instrument(settings: Settings, tmp
 def test_a_delisting_row_with_a_ratio_is_a_bad_row(settings: Settings, tmp_path: Path) -> None:
     """`OLDCO,2026-01-13,delisting,1 for 2,10.50` was stored as a delisting at 10.50, its
     ratio dropped without a word (a share exchange the file meant is not what a holder is
-    paid). It is a bad row, as a rename with a ratio is: nothing of it is stored, and the
-    operator fixes the row (a split of its own, or the ratio blank) and imports again."""
+    paid). It is a bad row, as a rename with a ratio is: the import is refused, nothing of
+    it stored, and the operator fixes the row (a split of its own, or the ratio blank) and
+    imports again."""
     folder = _prices(tmp_path / "old", {"OLDCO": date(2026, 1, 9), "AAA": SESSIONS[-1]})
     actions = folder / "corporate_actions.csv"
     actions.write_text("symbol,ex_date,kind,ratio,price\nOLDCO,2026-01-13,delisting,1 for 2,10.50\n")
     engine = service_engine(settings)
-    report = import_path(engine, folder)
-    assert [line for line in report.capital_changes if line.startswith("bad row:")] == [
-        f"bad row: {actions}:2: ratio '1 for 2' on a delisting: a delisting has no ratio (its price is the value "
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(engine, folder)
+    assert (
+        f"{actions}:2: ratio '1 for 2' on a delisting: a delisting has no ratio (its price is the value "
         "per share holders received; a capital change on its ex-date is a row of its own, kind split, bonus or "
         "consolidation); leave the ratio blank"
-    ]
-    assert report.corporate_actions_inserted == 0
+    ) in str(refused.value)
     with engine.connect() as conn:
-        assert current_rows(conn, tables.corporate_actions) == []
-    assert _delisted(settings) == {"OLDCO": None, "AAA": None}
+        assert current_rows(conn, tables.corporate_actions) == current_rows(conn, tables.eod_prices) == []
 
 
 def test_a_name_whose_rows_stop_for_the_rules_sessions_is_delisted_after_its_last_row(

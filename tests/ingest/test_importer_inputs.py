@@ -385,20 +385,22 @@ def test_a_per_company_file_with_other_columns_is_not_read_by_position(settings:
 def test_a_record_of_another_width_is_its_lines_bad_row_and_the_rest_loads(settings: Settings, tmp_path: Path) -> None:
     """The price files and the corporate-actions file read their records by one rule
     (`formats.named_rows`): a record with a cell missing or one too many is a bad row naming
-    its line, a blank line is skipped, and the rows after it are read."""
+    its line, a blank line is skipped, and the rows after it are read; the corporate-actions
+    file's bad row refuses the import (`actions.readable_actions`)."""
     prices = tmp_path / "prices.csv"
     prices.write_text(
         "symbol,date,close,volume\nKCB,2024-01-03,10.5\n\nKCB,2024-01-04,11,100\nKCB,2024-01-05,12,100,x\n"
     )
-    (tmp_path / "prices.actions.csv").write_text(
-        "symbol,ex_date,kind,ratio\nKCB,2024-01-04,bonus\nKCB,2024-01-05,bonus,1 for 1\n"
-    )
+    actions = tmp_path / "prices.actions.csv"
+    actions.write_text("symbol,ex_date,kind,ratio\nKCB,2024-01-04,bonus\n\nKCB,2024-01-05,bonus,1 for 1\n")
+    refused = cli("import", str(prices))
+    assert refused.returncode == 1 and f"{actions}:2: 3 fields, expected 4" in refused.stderr, refused.stderr
+    actions.write_text("symbol,ex_date,kind,ratio\n\nKCB,2024-01-05,bonus,1 for 1\n")
     result = cli("import", str(prices))
     assert result.returncode == 0, result.stderr
     assert _bad_rows(result.stdout) == [
         f"bad row: {prices}:2: 3 fields, expected 4",
         f"bad row: {prices}:5: 5 fields, expected 4",
-        f"bad row: {tmp_path / 'prices.actions.csv'}:2: 3 fields, expected 4",
     ]
     assert [p["close"] for p in _stored(settings)] == [11]
     assert "1 corporate actions stored" in result.stdout

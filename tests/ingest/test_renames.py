@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from ingest.importers.actions import capital_changes, read_actions
+from market.errors import InvalidInputError
 from tests.benchmark_modules import benchmark_module
 
 FIRST = date(2026, 1, 5)
@@ -331,7 +332,7 @@ def test_a_bad_rename_row_is_named_with_its_file_and_line(tmp_path: Path) -> Non
 def test_a_rename_row_with_a_ratio_or_a_price_is_a_bad_row_and_joins_nothing(tmp_path: Path, settings) -> None:
     """A rename row carrying a ratio (a split written on it) or a price was applied as a
     plain rename, the cell dropped without a word. Such a row is a bad row saying what to
-    fix, as a split with a price is, and the import joins nothing for it."""
+    fix, as a split with a price is, and the import is refused: nothing joined or stored."""
     from ingest.importers import import_path
     from store import tables
     from store.engine import service_engine
@@ -340,17 +341,19 @@ def test_a_rename_row_with_a_ratio_or_a_price_is_a_bad_row_and_joins_nothing(tmp
     folder = write_market(tmp_path / "market", f"CFC,{EX},rename,2 for 1,,SBIC,\nAAA,{EX},rename,,7.5,AAB,\n")
     actions = folder / "corporate_actions.csv"
     engine = service_engine(settings)
-    report = import_path(engine, folder)
-    assert [line for line in report.capital_changes if line.startswith("bad row:")] == [
-        f"bad row: {actions}:2: ratio '2 for 1' on a rename: a rename has no ratio (a capital change on its ex-date "
-        "is a row of its own, kind split, bonus or consolidation); leave the ratio blank",
-        f"bad row: {actions}:3: price '7.5' on a rename: a rename has no price (the shares carry on under the new "
-        "symbol; a value paid per share is a delisting, kind delisting); leave the price blank",
-    ]
+    with pytest.raises(InvalidInputError) as refused:
+        import_path(engine, folder)
+    said = str(refused.value)
+    assert (
+        f"{actions}:2: ratio '2 for 1' on a rename: a rename has no ratio (a capital change on its ex-date "
+        "is a row of its own, kind split, bonus or consolidation); leave the ratio blank" in said
+    )
+    assert (
+        f"{actions}:3: price '7.5' on a rename: a rename has no price (the shares carry on under the new "
+        "symbol; a value paid per share is a delisting, kind delisting); leave the price blank" in said
+    )
     with engine.connect() as conn:
-        symbols = {r["symbol"] for r in current_rows(conn, tables.eod_prices)}
-        stored = current_rows(conn, tables.corporate_actions)
-    assert symbols == {"CFC", "SBIC", "AAA"} and stored == []  # as the file has them: nothing joined or stored
+        assert current_rows(conn, tables.eod_prices) == current_rows(conn, tables.corporate_actions) == []
 
 
 def test_a_ticker_change_without_a_rename_row_is_reported(tmp_path: Path, quality: ModuleType) -> None:

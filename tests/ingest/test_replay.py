@@ -113,7 +113,6 @@ SPLIT_ACTIONS = """symbol,ex_date,kind,ratio,price
 AAA,2021-03-03,split,2 for 1,
 BBB,2021-03-04,split,2 for 1,
 BBB,2021-03-08,delisting,,3.50
-CCC,2021-03-02,bonus,x,
 """
 
 
@@ -138,7 +137,7 @@ def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
     (CONFIRMED MOVE) and the AI book lost half of the name on its ex-date. The file's split
     is served as a SPLIT notice on its ex-date and stored as one; one that does not explain
     the close (BBB's: the file is already on one count) is not served and is said; a
-    delisting's price is the value of the DELISTING notice; an unreadable row is listed."""
+    delisting's price is the value of the DELISTING notice."""
     folder = tmp_path / "split"
     folder.mkdir()
     (folder / "prices.csv").write_text(SPLIT_PRICES)
@@ -149,9 +148,6 @@ def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
         "AAA 2021-03-03 x2: served as a SPLIT notice on 2021-03-03",
         "BBB 2021-03-04 x2: not served, it does not explain the close on its session",
     ]
-    assert market.source.bad_rows == [
-        f"{folder / 'corporate_actions.csv'}:5: ratio 'x' is not a number, 'N for M' or 'N into M'"
-    ]
     reports = backfill(service_engine(settings), settings, 5, date(2021, 3, 5), market)
     assert [r.status for r in reports] == ["COMPLETE"] * 5
     with service_engine(settings).connect() as conn:
@@ -161,6 +157,19 @@ def test_a_corporate_actions_file_beside_the_replay_is_served_and_stored_by_t0(
     assert ("BBB", "SPLIT") not in actions
     assert actions[("BBB", "DELISTING")]["amount"] == 3.5  # BBB's last row is 03-04: delisted on 03-05
     assert not any(w.startswith("AAA: close") for w in reports[2].warnings)  # a split, not a confirmed move
+
+
+def test_a_corporate_actions_file_with_an_unreadable_row_refuses_the_replay(tmp_path: Path) -> None:
+    """A row that cannot be read (`bonus,x`) was listed in `source.bad_rows` and the replay
+    served the rest: CCC's bonus issue lost, its close reached T0 as a crash on the ex-date.
+    The replay is refused, naming the row, as the importer is (`actions.readable_actions`)."""
+    folder = tmp_path / "split"
+    folder.mkdir()
+    (folder / "prices.csv").write_text(SPLIT_PRICES)
+    (folder / "corporate_actions.csv").write_text(SPLIT_ACTIONS + "CCC,2021-03-02,bonus,x,\n")
+    with pytest.raises(InvalidInputError) as refused:
+        ReplayMarket(folder)
+    assert f"{folder / 'corporate_actions.csv'}:5: ratio 'x' is not a number" in str(refused.value)
 
 
 def test_the_currency_the_files_state_is_the_replays(settings: Settings, tmp_path: Path) -> None:
