@@ -306,6 +306,22 @@ def import_files(
         )
     if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
         raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
+    _unread_files(report.unread_files)
+
+
+def _unread_files(unread: list[str]) -> None:
+    """Files of which not a row could be read (a header the format does not read, a
+    required column blank on every row, an empty file) beside files that were imported:
+    one line on stderr and exit 2, as `_alarmed` says a problem found after something was
+    written, so an operator's script does not take a folder imported without a file for
+    one imported whole (1 stays an import that stored nothing)."""
+    if unread:
+        shown = ", ".join(unread[:3]) + (f" and {len(unread) - 3} more" if len(unread) > 3 else "")
+        say_error(
+            f"{len(unread)} file{'s' if len(unread) > 1 else ''} of which no row could be read ({shown}; the bad "
+            "rows are above): the other files were imported"
+        )
+        raise typer.Exit(2)
 
 
 def _echo_changed(report: ImportReport) -> None:

@@ -144,6 +144,7 @@ class ImportReport:
     instruments_inserted: int = 0
     lacks: list[str] = field(default_factory=list)
     bad_rows: list[str] = field(default_factory=list)
+    unread_files: list[str] = field(default_factory=list)  # files not a row of which could be read (`FirstPass`)
     second_rows: list[str] = field(default_factory=list)  # a name's rows for a day after its first (`SecondRows`)
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     indices: list[str] = field(default_factory=list)  # market indices left out (levels, not securities)
@@ -286,6 +287,7 @@ def import_path(
     copies, changes = first.copies, first.changes
     report.currency_stated = stated_currency(first.currencies, currency, first.unstated)
     report.currency = report.currency_stated or source_currency(fmt, currency)
+    report.unread_files = [str(f) for f, items in zip(files, first.read, strict=True) if not _any_row(items)]
     rows = _Rows(f"import:{fmt}", copies, changes.symbol_on, _stopped(changes), capital.delist_after)
     if not first.readable:  # not a row could be read: the bad rows are the answer, and nothing is written
         report.bad_rows = [str(item) for items in first.read for item in items if isinstance(item, Bad)]
@@ -308,6 +310,11 @@ def import_path(
         _store_untraded(conn, rows, report, untraded_scope(conn, rows, [a["action_date"] for a in actions]))
     report.capital_changes = changes.lines()
     return report
+
+
+def _any_row(items: Iterable[dict | Bad]) -> bool:
+    """Whether a file's items hold a row that could be read (a price or an index level)."""
+    return any(not isinstance(item, Bad) for item in items)
 
 
 def _stopped(changes: CapitalChanges) -> dict[str, date]:

@@ -80,7 +80,7 @@ def test_a_symbol_that_is_no_ticker_is_a_bad_row(settings: Settings, tmp_path: P
     for name in ("SCOM.csv", "SCOM (1).csv"):
         (company / name).write_text(f"{COMPANY_HEADER}\n20240103,6.95,8.0,7.35,7.5,4100\n")
     result = cli("import", str(company))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # a file not read (`_unread_files`)
     assert f"bad row: {company}/SCOM (1).csv:2: symbol 'SCOM (1)' is not a ticker" in result.stdout
     assert sorted(i["symbol"] for i in _stored(settings, tables.instruments)) == ["KCB", "SCOM"]
     assert sorted((p["symbol"], p["close"]) for p in _stored(settings)) == [("KCB", 10.5), ("SCOM", 7.35)]
@@ -144,7 +144,7 @@ def test_a_header_that_names_a_column_twice_is_refused(settings: Settings, tmp_p
     (root / "a.csv").write_text("symbol,date,close,volume,Close\nKCB,2024-01-03,10.5,100,99\n")
     (root / "b.csv").write_text("symbol,date,close,volume\nKCB,2024-01-04,10.6,100\n")
     result = cli("import", str(root))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # a file not read (`_unread_files`)
     assert f"bad row: {root}/a.csv:1: header names the columns ['close'] more than once" in result.stdout
     assert [(str(p["trading_date"]), p["close"]) for p in _stored(settings)] == [("2024-01-04", 10.6)]
     actions = tmp_path / "actions.csv"
@@ -371,7 +371,7 @@ def test_a_per_company_file_with_other_columns_is_not_read_by_position(settings:
     (company / "AAA.csv").write_text("Date;Open;High;Low;Close;Volume\n20240103,6.95,8.0,6.9,7.35,4100\n")
     (company / "BBB.csv").write_text(f"{COMPANY_HEADER.upper()}\n20240103,6.9,8.0,7.35,7.5,4100\n")
     result = cli("import", str(company))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # a file not read (`_unread_files`)
     assert (
         f"bad row: {company}/AAA.csv:1: header 'Date;Open;High;Low;Close;Volume' is not the NSE per-company header "
         "(Date;Lowest ...;Highest ...;Closing ...;Previous ...;Volume ...)"
@@ -417,7 +417,7 @@ def test_a_daily_file_named_with_a_day_that_does_not_exist_is_a_bad_row(settings
     (daily / "20240229.csv").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;11;12;12;11;300\n")
     (daily / "20240230.csv").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;12;13;13;12;300\n")
     result = cli("import", str(daily))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # a file not read (`_unread_files`)
     assert _bad_rows(result.stdout) == [
         f"bad row: {daily}/20240230.csv:0: file name '20240230' is not a date as YYYY-MM-DD (or YYYYMMDD)"
     ]
@@ -453,19 +453,42 @@ def test_a_file_separated_by_semicolons_or_tabs_says_so(settings: Settings, tmp_
 
 
 @ON_SQLITE_ONLY
+def test_a_file_not_read_beside_files_imported_exits_2(settings: Settings, tmp_path: Path) -> None:
+    """A folder whose one file is refused whole (its header separated by semicolons) while
+    the others load exited 0, as a folder imported whole does: an operator's script took
+    the day's import for done. The other files are stored, the bad row is listed, and one
+    line on stderr names the file not read, exit 2 (1 stays an import that stored nothing);
+    a file with a bad row among rows read is no file unread."""
+    (tmp_path / "a.csv").write_text("symbol,date,close,volume\nAAA,2024-01-02,10,100\nAAA,2024-01-03,x,100\n")
+    (tmp_path / "b.csv").write_text("symbol;date;close;volume\nBBB;2024-01-02;10;100\n")
+    result = cli("import", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        f"error: 1 file of which no row could be read ({tmp_path / 'b.csv'}; the bad rows are above): the other "
+        "files were imported"
+    )
+    assert f"bad row: {tmp_path / 'b.csv'}:1: the header separates its columns with semicolons" in result.stdout
+    assert {r["symbol"] for r in _stored(settings)} == {"AAA"}
+    (tmp_path / "b.csv").unlink()
+    again = cli("import", str(tmp_path))
+    assert again.returncode == 0 and f"bad row: {tmp_path / 'a.csv'}:3" in again.stdout, again.stderr
+
+
+@ON_SQLITE_ONLY
 def test_a_column_blank_on_every_row_is_named(settings: Settings, tmp_path: Path) -> None:
     """A volume column blank on every row (a vendor's export without volumes) was read as
     no trade on every row: each name stored as untraded, the liquid ones read as names that
     never trade, and nothing said. The file is a bad row naming the blank required column
     and what to fill in, and the folder's other file loads; an optional column blank on
-    every row (bid, ask) is named with those the source lacks."""
+    every row (bid, ask) is named with those the source lacks. The command exits 2, a file
+    of it not read (`_unread_files`)."""
     blank = tmp_path / "a_blank.csv"
     blank.write_text("symbol,date,close,volume\nAAA,2024-01-02,10,\nAAA,2024-01-03,10.5,\n")
     (tmp_path / "b_quotes.csv").write_text(
         "symbol,date,close,volume,bid,ask\nBBB,2024-01-02,5,100,,\nBBB,2024-01-03,5.1,200,,\n"
     )
     result = cli("import", str(tmp_path))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr
     assert (
         f"bad row: {blank}:1: the required column volume is blank on every row: fill in each row's volume; a "
         "volume is a number of shares, 0 for a day without trades; the file was not read"
@@ -509,7 +532,7 @@ def test_a_daily_file_whose_columns_moved_is_read_by_their_names(settings: Setti
     lacking = f"Code;Name;Low;{';'.join(names[1:])};Volume Traded"
     (daily / "20240304.csv").write_text(f"{lacking}\nAAA;AAA Ltd;12;13;13;12;3\n")
     result = cli("import", str(daily))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # a file not read (`_unread_files`)
     assert _bad_rows(result.stdout) == [
         f"bad row: {daily}/20240304.csv:1: header is not the NSE daily-summary header (Code;Name;Lowest Price of "
         "the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded, in any order): "
@@ -551,7 +574,7 @@ def test_an_empty_first_file_is_its_bad_row_not_the_folders_format(settings: Set
     (daily / "20240228.csv").write_bytes(b"")
     (daily / "20240229.csv").write_text(f"{header};Volume Traded\nAAA;AAA Ltd;11;12;12;11;300\n")
     result = cli("import", str(daily))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # a file not read (`_unread_files`)
     assert _bad_rows(result.stdout) == [f"bad row: {daily}/20240228.csv:0: empty file"]
     assert [(str(p["trading_date"]), p["close"]) for p in _stored(settings)] == [("2024-02-29", 12)]
     assert ReplayMarket(daily).days == [date(2024, 2, 29)]

@@ -148,7 +148,7 @@ def test_an_empty_or_header_only_file_is_a_bad_row_not_a_silent_gap(settings: Se
     _write(root / "20210107.csv", [HEADER])
     _write(root / "20210108.csv", [HEADER, "EGAD;Eaagads Ltd;13.5;13.5;13.5;13.5;100"])
     result = cli("import", str(root))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr  # files not read (`_unread_files`)
     assert f"bad row: {root}/20210106.csv:0: empty file" in result.stdout
     assert f"bad row: {root}/20210107.csv:1: no rows" in result.stdout
     from ingest.replay import ReplayMarket
