@@ -542,6 +542,16 @@ index_levels = history_table(
     Column("delivery_id", BigInteger(), info=PROVENANCE),
 )
 
+# The names and days an import could not read a row of (sql/*/0028): no import gives the
+# name a no-trade row that day (ingest/importers/untraded.py `unread_rows`).
+unread_rows = history_table(
+    "unread_rows",
+    ("symbol", "trading_date"),
+    Column("symbol", Text(), nullable=False),
+    Column("trading_date", Date(), nullable=False),
+    Column("source", Text(), nullable=False, info=PROVENANCE),
+)
+
 ingest_failures = history_table(
     "ingest_failures",
     ("source_kind", "source_url", "trading_date", "reason"),

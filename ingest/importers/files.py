@@ -499,7 +499,7 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     filed = market[~market["source"].str.endswith(OURS)]
     stored = scope.stretches(filed[filed["symbol"].isin(rows.first_day)].drop(columns="source"))
     found = _carried_on_count(
-        untraded_rows(stored, rows.delist_after, filed, rows.unread),
+        untraded_rows(stored, rows.delist_after, filed, _unread(conn, rows)),
         stored,
         stored_splits(conn, symbols=rows.first_day),
     )
@@ -515,6 +515,22 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     report.untraded_inserted, report.untraded_changed = written.new, len(written.changed)
     first, last = min(rows.first_day.values()), max(rows.last_day.values())
     report.thin_days = [str(t) for t in thin_days(filed) if first <= t.day <= last]
+
+
+def _unread(conn: Connection, rows: _Rows) -> frozenset[tuple[str, date]]:
+    """The names and days of the import's names with a row no import could read: this
+    import's (`_Rows.unread`), stored (`tables.unread_rows`), and every earlier import's.
+    Without the stored ones a later import (a follow-up file, the next month's) gave the
+    day an earlier import refused a row of a no-trade row at the last close, the typo its
+    file still holds stored as a day without trades."""
+    append_history(
+        conn, tables.unread_rows, [{"symbol": s, "trading_date": d, "source": rows.source} for s, d in rows.unread]
+    )
+    c = tables.unread_rows.c
+    stored = current_rows(
+        conn, tables.unread_rows, where=[c.symbol.in_(rows.first_day)], columns=["symbol", "trading_date"]
+    )
+    return frozenset((r["symbol"], r["trading_date"]) for r in stored)
 
 
 @dataclass(frozen=True)

@@ -400,6 +400,29 @@ def test_a_bad_row_is_no_day_left_out_the_import_stores_no_trade_row_for_it(sett
     assert (stored[("BBB", DAYS[2])]["close"], stored[("BBB", DAYS[2])]["volume"]) == (10.55, 7)
 
 
+def test_a_later_import_stores_no_trade_row_on_a_day_an_earlier_one_could_not_read(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The next week's files imported after the week with BBB's typo gave BBB's day of the
+    typo a no-trade row at the last close (`...:not in file`): the later import did not
+    know the earlier one's bad row, so the gap was an absence to fill, and the typo the
+    first file still holds was stored as a day without trades. The names and days an import
+    could not read are stored (`tables.unread_rows`) and no later import fills them; the
+    fixed row is still inserted."""
+    engine = service_engine(settings)
+    import_path(engine, _typo_market(tmp_path / "week1"))
+    later = _daily_files(tmp_path / "week2", DAYS[5:10], lambda s, i: f"{s};{s} Ltd;10.00;11.00;10.50;10.50;9")
+    import_path(engine, later)
+    with engine.connect() as conn:
+        stored = {(r["symbol"], r["trading_date"]) for r in current_rows(conn, tables.eod_prices)}
+    assert ("BBB", DAYS[2]) not in stored and ("CCC", DAYS[2]) in stored
+    fixed = _daily_files(tmp_path / "fixed", DAYS[2:3], lambda s, i: f"{s};{s} Ltd;10.00;11.00;10.55;10.50;7")
+    import_path(engine, fixed)
+    with engine.connect() as conn:
+        day = current_rows(conn, tables.eod_prices, where=[tables.eod_prices.c.trading_date == DAYS[2]])
+    assert {(r["symbol"], r["close"], r["volume"]) for r in day if r["symbol"] == "BBB"} == {("BBB", 10.55, 7)}
+
+
 def test_the_replay_serves_no_made_up_row_for_a_bad_row_and_t0_stores_none(settings: Settings, tmp_path: Path) -> None:
     """The replay (`backfill`, `demo --market`) served BBB's unreadable row as a `NOT IN
     FILE` no-trade row, which T0 stored as a day without trades. The importer's rule
