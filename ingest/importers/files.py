@@ -483,7 +483,9 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     Their source says so (`...:not in file`, the replay's status for the same row); a gap
     the delisting rule's sessions long stays a gap. The gaps found are those the import can
     change (`untraded_scope`), an earlier import's gap of these names beside or across its
-    rows included. The thin days within the import's span are named in the report.
+    rows included, and every other stored name's gaps between two of its rows within the
+    days read: per-company files imported one by one fill what one import of them fills.
+    The thin days within the import's span are named in the report.
     Called once the import's capital changes are stored: a carried close is on its day's
     count (`_carried_on_count`). The rows are found over the files' rows alone (an
     importer's own no-trade rows are no trades), so an earlier import's no-trade row whose
@@ -497,11 +499,12 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     market = current_frame(conn, tables.eod_prices, ["symbol", "trading_date", "close", "source"], where=scope.where())
     market = market.rename(columns={"trading_date": "date"})
     filed = market[~market["source"].str.endswith(OURS)]
-    stored = scope.stretches(filed[filed["symbol"].isin(rows.first_day)].drop(columns="source"))
+    stored = scope.stretches(filed.drop(columns="source"))
+    names = sorted(set(stored["symbol"]))
     found = _carried_on_count(
-        untraded_rows(stored, rows.delist_after, filed, _unread(conn, rows)),
+        untraded_rows(stored, rows.delist_after, filed, _unread(conn, rows, names)),
         stored,
-        stored_splits(conn, symbols=rows.first_day),
+        stored_splits(conn, symbols=names),
     )
     records = [
         {**NO_TRADE, "symbol": r.symbol, "trading_date": r.date, "close": float(r.close), "prev_close": float(r.close)}
@@ -517,8 +520,8 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     report.thin_days = [str(t) for t in thin_days(filed) if first <= t.day <= last]
 
 
-def _unread(conn: Connection, rows: _Rows) -> frozenset[tuple[str, date]]:
-    """The names and days of the import's names with a row no import could read: this
+def _unread(conn: Connection, rows: _Rows, names: list[str]) -> frozenset[tuple[str, date]]:
+    """The names and days of `names` with a row no import could read: this
     import's (`_Rows.unread`), stored (`tables.unread_rows`), and every earlier import's.
     Without the stored ones a later import (a follow-up file, the next month's) gave the
     day an earlier import refused a row of a no-trade row at the last close, the typo its
@@ -527,9 +530,7 @@ def _unread(conn: Connection, rows: _Rows) -> frozenset[tuple[str, date]]:
         conn, tables.unread_rows, [{"symbol": s, "trading_date": d, "source": rows.source} for s, d in rows.unread]
     )
     c = tables.unread_rows.c
-    stored = current_rows(
-        conn, tables.unread_rows, where=[c.symbol.in_(rows.first_day)], columns=["symbol", "trading_date"]
-    )
+    stored = current_rows(conn, tables.unread_rows, where=[c.symbol.in_(names)], columns=["symbol", "trading_date"])
     return frozenset((r["symbol"], r["trading_date"]) for r in stored)
 
 

@@ -423,6 +423,32 @@ def test_a_later_import_stores_no_trade_row_on_a_day_an_earlier_one_could_not_re
     assert {(r["symbol"], r["close"], r["volume"]) for r in day if r["symbol"] == "BBB"} == {("BBB", 10.55, 7)}
 
 
+def test_per_company_files_imported_one_by_one_store_the_no_trade_rows_of_one_import(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Per-company files leave a name's untraded days out. Imported together, AAA's two
+    missing sessions got their no-trade rows; imported one after the other (AAA's file,
+    then BBB's), the days BBB's file added were no gap of AAA's when AAA was imported, and
+    BBB's import filled BBB's names only: AAA kept two holes the 20-day windows read as
+    no sessions at all. An import fills every stored name's gaps within the days it reads
+    (`_store_untraded`), so the order of the files does not matter."""
+    header = (
+        "Date;Lowest Price of the Day;Highest Price of the Day;Closing Price;Previous Day Closing Price;Volume Traded"
+    )
+    traded = {"AAA": [0, 1, 2, 4, 5, 7, 8, 9], "BBB": list(range(10))}
+    engine = service_engine(settings)
+    for symbol, days in traded.items():
+        folder = tmp_path / symbol
+        folder.mkdir()
+        lines = [header] + [f"{DAYS[i]:%Y%m%d},10.0,10.0,10.0,10.0,100" for i in days]
+        (folder / f"{symbol}.csv").write_text("\n".join(lines) + "\n")
+        import_path(engine, folder, "nse-company")
+    with engine.connect() as conn:
+        aaa = {r["trading_date"]: r for r in current_rows(conn, tables.eod_prices) if r["symbol"] == "AAA"}
+    assert sorted(aaa) == DAYS[:10]
+    assert [(aaa[DAYS[i]]["volume"], aaa[DAYS[i]]["close"]) for i in (3, 6)] == [(0, 10.0), (0, 10.0)]
+
+
 def test_the_replay_serves_no_made_up_row_for_a_bad_row_and_t0_stores_none(settings: Settings, tmp_path: Path) -> None:
     """The replay (`backfill`, `demo --market`) served BBB's unreadable row as a `NOT IN
     FILE` no-trade row, which T0 stored as a day without trades. The importer's rule
