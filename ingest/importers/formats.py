@@ -140,15 +140,31 @@ def csv_text(path: Path) -> io.StringIO:
     return io.StringIO(text, newline="")
 
 
+class Unaligned(str):
+    """The reason a record of another width is a bad row (`named_rows`), with its cells
+    named by the header's columns in order (`cells`): those before the cell that gained or
+    lost a separator are where the header says, so a row whose symbol and date cells read
+    as a ticker and a day names them (`_bad_ohlcv`)."""
+
+    cells: dict[str, str]
+
+    def __new__(cls, reason: str, cells: dict[str, str]) -> Unaligned:
+        made = super().__new__(cls, reason)
+        made.cells = cells
+        return made
+
+
 def named_rows(rows: Iterable[tuple[int, list[str]]], header: list[str]) -> Iterator[tuple[int, dict[str, str] | str]]:
     """The records after a header (`csv_rows`), each with its line: {column: trimmed cell},
-    or, for a record of another width, the reason it is a bad row; blank records are
-    skipped. The price files' reader and the corporate-actions file's read rows by it."""
+    or, for a record of another width, the reason it is a bad row (`Unaligned`); blank
+    records are skipped. The price files' reader and the corporate-actions file's read rows
+    by it."""
     for line, fields in rows:
         if not fields or not "".join(fields).strip():
             continue
         if len(fields) != len(header):
-            yield line, f"{len(fields)} fields, expected {len(header)}"
+            cells = dict(zip(header, (f.strip() for f in fields), strict=False))
+            yield line, Unaligned(f"{len(fields)} fields, expected {len(header)}", cells)
         else:
             yield line, dict(zip(header, (f.strip() for f in fields)))
 
@@ -529,8 +545,13 @@ def read_ohlcv(path: Path) -> Iterator[dict | Bad]:
 
 
 def _bad_ohlcv(where: str, reason: str, row: dict[str, str] | str) -> Bad:
-    """A generic file's bad row, of the name and day its cells read as."""
-    if isinstance(row, str):
+    """A generic file's bad row, of the name and day its cells read as (a record of another
+    width too, where its symbol and date cells read as a ticker and a day: an unquoted
+    decimal comma, `AAA,2024-02-08,19,35,100`, was no row of AAA that day, and the day was
+    filled as one without trades)."""
+    if isinstance(row, Unaligned):
+        row = row.cells
+    if isinstance(row, str) or not {"symbol", "date"} <= row.keys():
         return Bad(where, reason)
     try:
         day = calendar_day(row["date"])

@@ -449,6 +449,22 @@ def test_per_company_files_imported_one_by_one_store_the_no_trade_rows_of_one_im
     assert [(aaa[DAYS[i]]["volume"], aaa[DAYS[i]]["close"]) for i in (3, 6)] == [(0, 10.0), (0, 10.0)]
 
 
+def test_a_row_split_by_an_unquoted_decimal_comma_is_no_day_to_fill(settings: Settings, tmp_path: Path) -> None:
+    """`AAA,2024-..,19,35,100` (a decimal comma in a comma-separated file) is a bad row of
+    5 fields, which named no symbol or day: AAA's day was filled as a day without trades at
+    the last close, the close the file holds lost unsaid. Its symbol and date cells, left
+    of the cell that gained a separator, name the row (`formats.Unaligned`)."""
+    lines = ["symbol,date,close,volume"]
+    for i in range(6):
+        lines += [f"AAA,{DAYS[i]},{'19,35' if i == 2 else '19.00'},100", f"BBB,{DAYS[i]},5.00,100"]
+    (tmp_path / "prices.csv").write_text("\n".join(lines) + "\n")
+    report = import_path(service_engine(settings), tmp_path / "prices.csv")
+    assert report.bad_rows == [f"{tmp_path / 'prices.csv'}:6: 5 fields, expected 4"]
+    assert report.untraded_inserted == 0
+    with service_engine(settings).connect() as conn:
+        assert ("AAA", DAYS[2]) not in {(r["symbol"], r["trading_date"]) for r in current_rows(conn, tables.eod_prices)}
+
+
 def test_the_replay_serves_no_made_up_row_for_a_bad_row_and_t0_stores_none(settings: Settings, tmp_path: Path) -> None:
     """The replay (`backfill`, `demo --market`) served BBB's unreadable row as a `NOT IN
     FILE` no-trade row, which T0 stored as a day without trades. The importer's rule
