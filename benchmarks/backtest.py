@@ -3,8 +3,9 @@
 next session through the one cost model, and the track record beside the equal-weighted
 liquid universe and the market's index, overall and per calendar year. The index is
 compared over the days its levels cover (after its first level, to its last; a day between
-two without one is no change): the span's other days are left out of its comparison, a
-line names them and the JSON's `index_coverage` says which it covered. `--index` naming an
+two without one is no change, but a run of more than LONGEST_HOLE sessions without one is a
+hole, left out with the session that closes it): the span's other days are left out of its
+comparison, a line names them and the JSON's `index_coverage` says which it covered. `--index` naming an
 index the files lack is one line naming theirs, before the walk-forward.
 
 Predictions are the walk-forward's out-of-sample output on the product's label (the
@@ -147,6 +148,12 @@ MIN_EXPOSURE = 0.8
 MAX_TURNOVER = 1.5
 LABEL_CUT = 62  # sessions of closes kept past the span: the labels' and the persistence windows' ends
 SELECTION_END = date(2011, 12, 31)
+# A run of more than this many sessions without an index level (between its first and its
+# last) is a hole, uncovered like the days before its first level: a trading month, the span
+# of the record's other windows (portfolio/track_record.py MIN_BETA_DAYS). Shorter runs are no
+# change (the last level stands).
+LONGEST_HOLE = 20
+
 HEADLINE = (
     "total_return",
     "annual_return",
@@ -275,17 +282,20 @@ def rank_ic(predictions: pd.DataFrame) -> dict[str, float | None]:
 @dataclass(frozen=True)
 class IndexCoverage:
     """The span's days the index's levels cover (after its first level, to its last: a day
-    between two levels without one counts as no change), how many of how many, and the
-    runs of the span's days they do not cover ([first, last] each)."""
+    between two levels without one counts as no change, unless it is one of a hole's), how
+    many of how many, the runs of the span's days they do not cover ([first, last] each)
+    and the holes among them (`index_holes`: [first session without a level, the session
+    that closes the hole])."""
 
     first: date | None
     last: date | None
     days: int
     of: int
     uncovered: list[list[date]]
+    holes: list[list[date]]
 
     @classmethod
-    def of_span(cls, span: list[date], covered: pd.Series) -> IndexCoverage:
+    def of_span(cls, span: list[date], covered: pd.Series, holes: list[list[date]]) -> IndexCoverage:
         runs: list[list[date]] = []
         for day, known in zip(span, covered, strict=True):
             if known:
@@ -295,13 +305,41 @@ class IndexCoverage:
             else:
                 runs.append([day, day])
         inside = [d for d, known in zip(span, covered, strict=True) if known]
-        return cls(inside[0] if inside else None, inside[-1] if inside else None, len(inside), len(span), runs)
+        first, last = (inside[0], inside[-1]) if inside else (None, None)
+        return cls(first, last, len(inside), len(span), runs, holes)
 
     def line(self, name: str) -> str:
         """What the run prints where the levels leave days of the span uncovered."""
         gaps = ", ".join(f"from {a} to {b}" for a, b in self.uncovered)
         over = f"compared over the {self.days} it covers" if self.days >= 2 else "not compared"
-        return f"index {name}: no levels {gaps} ({self.of - self.days} of {self.of} days); {over}"
+        holes = "".join(
+            f"; a hole of more than {LONGEST_HOLE} sessions from {a}, closed on {b}, is left out with its closing day"
+            for a, b in self.holes
+        )
+        return f"index {name}: no levels {gaps} ({self.of - self.days} of {self.of} days){holes}; {over}"
+
+
+def index_holes(sessions: list[date], levels: pd.Index) -> list[list[date]]:
+    """The runs of more than LONGEST_HOLE `sessions` without a level between two of `levels`'
+    dates, each as [its first session, the session with the level that closes it]: a move
+    over months would land on that one day as if the sessions before it were flat."""
+    known, holes, run = set(levels), [], []
+    for day in (d for d in sessions if min(levels) < d <= max(levels)):
+        if day not in known:
+            run.append(day)
+            continue
+        if len(run) > LONGEST_HOLE:
+            holes.append([run[0], day])
+        run = []
+    return holes
+
+
+def _in_holes(days: pd.Series, holes: list[list[date]]) -> pd.Series:
+    """Which of `days` fall in one of `holes` (its closing session included)."""
+    hit = pd.Series(False, index=days.index)
+    for first, closed in holes:
+        hit |= (days >= first) & (days <= closed)
+    return hit
 
 
 def benchmarks_for(
@@ -321,8 +359,10 @@ def benchmarks_for(
         return found, None
     span = sorted(predictions["date"].unique())
     days = pd.Series(span, index=span)
-    covered = (days > min(levels.index)) & (days <= max(levels.index))
-    coverage = IndexCoverage.of_span(span, covered)
+    holes = index_holes(sorted(prices["date"].unique()), levels.index)
+    covered = (days > min(levels.index)) & (days <= max(levels.index)) & ~_in_holes(days, holes)
+    held = [[a, b] for a, b in holes if b >= span[0] and a <= span[-1]]
+    coverage = IndexCoverage.of_span(span, covered, held)
     if coverage.uncovered:
         print(coverage.line(name), flush=True)
     if coverage.days >= 2:

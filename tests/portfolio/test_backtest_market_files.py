@@ -214,6 +214,7 @@ def test_the_index_is_compared_only_over_the_days_its_levels_cover(
         "days": 70,
         "of": 100,
         "uncovered": [[str(DAYS[100]), str(DAYS[-1])]],
+        "holes": [],
     }
     assert f"index ^IDX: no levels from {DAYS[100]} to {DAYS[-1]} (30 of 100 days)" in out
     index = last["runs"]["default_brokerage"]["benchmarks"]["index"]
@@ -287,6 +288,31 @@ def test_an_index_the_files_lack_is_one_line_naming_theirs(
         monkeypatch.setattr(sys, "argv", [*argv, "--index", "^IDX"])
         with pytest.raises(SystemExit, match=r"^error: --index \^IDX: no such index in the files; theirs: none$"):
             backtest.main()
+
+
+def test_a_months_long_hole_in_the_index_is_left_out_with_the_session_that_closes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """^IDX (up 0.2% a session) has no levels for 30 sessions (days 60 to 89) and for 10 (days
+    105 to 114). The 30-session hole read as flat put its whole move on day 90, one +6% day
+    that skewed the tracking error and beta, unsaid. A hole of more than LONGEST_HOLE sessions
+    is uncovered with its closing session, named in the line and the JSON; the 10-session
+    gap stays no change, its move on its closing day."""
+    folder = planted_files(tmp_path / "market")
+    gone = set(range(60, 90)) | set(range(105, 115))
+    levels = [f"^IDX,{day},{1000 * 1.002**i:.4f},0,," for i, day in enumerate(DAYS) if i not in gone]
+    with (folder / "prices.csv").open("a") as f:
+        f.write("\n".join(levels) + "\n")
+    out, last = _planted_backtest(folder, "jse", monkeypatch, capsys)
+    coverage = last["index_coverage"]
+    assert coverage["uncovered"] == [[str(DAYS[60]), str(DAYS[90])]]
+    assert coverage["holes"] == [[str(DAYS[60]), str(DAYS[90])]]
+    assert (coverage["days"], coverage["of"]) == (69, 100)
+    assert f"a hole of more than 20 sessions from {DAYS[60]}, closed on {DAYS[90]}" in out
+    index = last["runs"]["default_brokerage"]["benchmarks"]["index"]
+    # 69 sessions of +0.2%: the 10-session gap's move lands on its closing day, the hole's not at all
+    assert index["total_return"] == pytest.approx(1.002**69 - 1, abs=1e-3)
+    assert last["runs"]["default_brokerage"]["years"]["2025"]["benchmarks"]["index"] == index
 
 
 def test_null_books_that_all_tie_with_the_model_say_so(
