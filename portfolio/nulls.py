@@ -53,6 +53,7 @@ from portfolio.delisting import DelistingRule
 from portfolio.track_record import (
     NULL_BENCHMARK,
     NULL_FAMILIES,
+    SAME_RETURN,
     NullFamily,
     NullRecord,
     NullSpread,
@@ -493,7 +494,6 @@ FAMILY_TIES = (
     "Each of the {books} books earned what the model's book earned on every day: the percentile is a tie, not a "
     "measure of skill or its absence."
 )
-SAME_RETURN = 1e-6  # a hundredth of a basis point a day: below it two books' days are the same
 
 
 def same_returns(model: pd.Series, book: NullBook) -> bool:

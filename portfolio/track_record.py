@@ -15,7 +15,8 @@ ledger valued each day, dividends and cash movements included):
 - beside each benchmark over the same days: the benchmark's own total and annual return,
   excess annual return, tracking error (annualised volatility of the daily active
   return), information ratio (mean over standard deviation of the daily active return,
-  annualised: empyrical's `excess_sharpe` x sqrt(250)), beta and annual alpha;
+  annualised: empyrical's `excess_sharpe` x sqrt(250); null, with a `note`, where that
+  standard deviation is under SAME_RETURN: the books track each other), beta and annual alpha;
 - below MIN_BETA_DAYS (20) daily returns the figures that scale a daily mean or deviation to a
   year by sqrt(250) (volatility, Sharpe, Sortino, tracking error, information ratio) and the
   regression's beta and alpha are null, and the notes say why (`too_few_days`): over two days
@@ -91,9 +92,15 @@ from market.money import Fraction, Money, to_cents
 from store.splits import Split, shares_on_count
 
 MOSTLY_CASH_EXPOSURE = 0.05  # an average exposure under this: the book held cash, the ratios say so
-# A daily active return's standard deviation at or under this is none: the book is its benchmark
-# (e.g. a mean of books that all held the same), and its information ratio would be rounding noise.
-NO_TRACKING = 1e-12
+# A hundredth of a basis point a day: below it two books' days are the same (a null book's
+# tie with the model's, portfolio/nulls.py), and a daily active return whose standard deviation
+# is below it is none: the book tracks its benchmark (e.g. a mean of books that all held the
+# same) and its information ratio would be rounding noise (`tracking_note`).
+SAME_RETURN = 1e-6
+TRACK_EACH_OTHER = (
+    "The books track each other: their daily differences vary by under a hundredth of a basis point, so there is "
+    "no information ratio."
+)
 # Beta and alpha are a regression of the book's daily returns on the benchmark's: on fewer days
 # than this the slope is noise (a two-day record once showed a beta of -72), and the daily
 # intercept compounded over 250 days explodes (an alpha of 5e21). The ratios that scale a daily
@@ -188,7 +195,8 @@ class BenchmarkComparison:
         f"Why figures are null: tracking error, information ratio, beta and alpha below {MIN_BETA_DAYS} days, too "
         "few to scale to a year or regress on; the annual "
         f"return, excess annual return and alpha under a year ({A_YEAR}) of returns, which are not "
-        "annualised; else null.",
+        "annualised; the information ratio where the book tracks the benchmark (its daily differences vary by "
+        "under a hundredth of a basis point); else null.",
         default=None,
     )
 
@@ -218,6 +226,12 @@ def _a_year(value: Any, why: str | None, digits: int = 4) -> float | None:
 def joined(*notes: str | None) -> str | None:
     """The notes given, in order, as one; None without any."""
     return " ".join(n for n in notes if n) or None
+
+
+def tracking_note(sd: float) -> str | None:
+    """Why a comparison has no information ratio: its daily active return's standard
+    deviation `sd` is below SAME_RETURN; None otherwise."""
+    return TRACK_EACH_OTHER if sd < SAME_RETURN else None
 
 
 def too_few_days(days: int, figures: str) -> str | None:
@@ -628,11 +642,12 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
     aligned = benchmark.reindex(returns.index).fillna(0.0).astype(float)
     active = returns - aligned
     sd = float(active.std(ddof=1))
+    tracks = tracking_note(sd)
     own = ep.annual_return(returns, annualization=ann)
     theirs = ep.annual_return(aligned, annualization=ann)
     few = too_few_days(n, COMPARISON_RATIOS)
     alpha, beta = (None, None) if few else ep.alpha_beta(returns, aligned, annualization=ann)
-    ratio = ep.excess_sharpe(returns, aligned) * math.sqrt(ann) if sd > NO_TRACKING else None
+    ratio = ep.excess_sharpe(returns, aligned) * math.sqrt(ann) if sd >= SAME_RETURN else None
     return BenchmarkComparison(
         total_return=_round(ep.cum_returns_final(aligned)),
         annual_return=_a_year(theirs, why),
@@ -641,7 +656,7 @@ def _against(returns: pd.Series, benchmark: pd.Series) -> BenchmarkComparison:
         information_ratio=_a_year(ratio, few, 3),
         beta=_round(beta, 3),
         alpha=_a_year(alpha, why),
-        note=joined(few, _benchmark_not_annualised(why)),
+        note=joined(few, _benchmark_not_annualised(why), tracks),
     )
 
 

@@ -211,6 +211,27 @@ def test_a_benchmark_that_is_the_book_has_no_information_ratio() -> None:
     assert against.tracking_error == 0 and against.information_ratio is None
 
 
+def test_books_that_differ_by_millionths_a_day_have_no_information_ratio() -> None:
+    """The retail book against the fixed-random mean showed an IR of +0.34 beside a tracking
+    error of 0.0%: their days differed by millionths. Daily differences varying by under
+    SAME_RETURN (the tie of the null books) give no IR and say the books track each other;
+    ten times that gives one."""
+    import numpy as np
+    import pandas as pd
+
+    from portfolio.track_record import TRACK_EACH_OTHER, statistics
+
+    days = pd.bdate_range("2026-01-05", periods=40).date
+    rng = np.random.default_rng(3)
+    book = pd.Series(rng.normal(0.0005, 0.01, 40), index=days)
+    wobble = pd.Series(rng.normal(2e-7, 4e-7, 40), index=days)
+    against = statistics(book, {"mean": book - wobble, "apart": book - 10 * wobble}).benchmarks
+    assert against["mean"].tracking_error == 0.0 and against["mean"].information_ratio is None
+    assert TRACK_EACH_OTHER in against["mean"].note and "track each other" in TRACK_EACH_OTHER
+    assert against["apart"].information_ratio is not None
+    assert against["apart"].note is None or TRACK_EACH_OTHER not in against["apart"].note
+
+
 def test_books_the_ranking_cannot_tell_apart_are_said_to_be_ties() -> None:
     """Null books whose every day's return is the model book's (the demo's capacity-bound
     book held every name the gates passed, whatever the ranking) are ties, not a finding:
