@@ -600,6 +600,17 @@ def fee_schedules(args: argparse.Namespace):
     return schedule.schedule(), schedule.schedule(retail=True)
 
 
+def market_said(args: argparse.Namespace, fees, currencies: list[str]) -> tuple[str, str | None]:
+    """The line the run prints once the files are read: the fee schedule every run charges
+    (`fees`, the default's) and whether it was assumed (`--ohlcv` files without --fees are
+    charged the jse schedule: nothing in them says whose market they are), and the
+    currency the files state (their rows' `currency`; None where they state none)."""
+    assumed = ", assumed: --fees names the market's" if args.ohlcv and not args.fees else ""
+    currency = ", ".join(currencies) or None
+    stated = f"; the files' currency: {currency}" if currency else "; the files state no currency"
+    return f"fees: the {fees.name} schedule{assumed}{stated}", currency
+
+
 def delisting_rule(args: argparse.Namespace, capital):
     """--delist-after and --delisted-value, with the corporate-actions file's delistings as
     the values they give (portfolio/delisting.py Settlement)."""
@@ -623,9 +634,12 @@ def main() -> None:
     start, end = args.start, args.end
     default_fees, retail_fees = fee_schedules(args)
     prices, capital = market_through(source, start, end, args)
+    said, currency = market_said(args, default_fees, prices.attrs.get("currencies", []))
+    print(said, flush=True)
     index_name, levels = index_levels(source, args.index, not args.ohlcv)
     rule = delisting_rule(args, capital)
     out: dict = {"benchmark": "backtest", "data": str(source), "from": str(start), "to": str(end)}
+    out["currency"] = currency
     out["capital_changes"] = capital_figures(capital)
     cache = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = predictions_for(prices, start, end, horizon, args, cache)

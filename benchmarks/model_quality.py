@@ -196,6 +196,7 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
         columns.append("name")
     frame = frame[columns]
     frame.attrs["bad_rows"] = [r for r in read if isinstance(r, Bad)]  # `untraded.unread_rows`
+    frame.attrs["currencies"] = sorted({r["currency"] for r in rows if r.get("currency")})  # as the rows state
     return frame
 
 
@@ -245,6 +246,7 @@ def load_market(
     )
     for thin in filled.attrs["thin_days"]:
         print(f"untraded: thin day {thin}", flush=True)
+    filled.attrs["currencies"] = prices.attrs.get("currencies", [])  # the files' stated currencies, if any
     return filled, changes
 
 

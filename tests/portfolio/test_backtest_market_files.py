@@ -290,6 +290,32 @@ def test_an_index_the_files_lack_is_one_line_naming_theirs(
             backtest.main()
 
 
+def test_the_run_names_the_fee_schedule_it_assumed_and_the_files_currency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """`--ohlcv` files without --fees were charged the jse schedule, named only in the JSON,
+    and the currency the files state appeared nowhere. The run says both once the files are
+    read, and the JSON keeps the currency (null where the files state none)."""
+    folder = planted_files(tmp_path / "market")
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1]), "--no-nulls"]
+    with benchmark_module("backtest") as backtest:
+        monkeypatch.setattr(sys, "argv", argv)
+        backtest.main()
+        out = capsys.readouterr().out
+        assert "fees: the jse schedule, assumed: --fees names the market's; the files state no currency\n" in out
+        assert json.loads(out.strip().splitlines()[-1])["currency"] is None
+        lines = (folder / "prices.csv").read_text().splitlines()
+        stated = [f"{lines[0]},currency"] + [f"{line},GHS" for line in lines[1:]]
+        (folder / "prices.csv").write_text("\n".join(stated) + "\n")
+        monkeypatch.setattr(sys, "argv", [*argv, "--fees", "nse"])
+        backtest.main()
+        out = capsys.readouterr().out
+    assert "fees: the nse schedule; the files' currency: GHS\n" in out
+    last = json.loads(out.strip().splitlines()[-1])
+    assert last["currency"] == "GHS" and last["fees"]["default"].startswith("nse:")
+
+
 def test_a_months_long_hole_in_the_index_is_left_out_with_the_session_that_closes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
