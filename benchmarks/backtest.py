@@ -890,8 +890,12 @@ def _range(spread: dict, show) -> str:
 
 
 def print_nulls(families: dict, model: dict, note: str | None, brokerage: str = "default") -> None:
-    """Each null family beside the model's book (at `brokerage`): mean (min..max); then the
-    `note` where every null book tied with the model's, else each family's whose books all did."""
+    """Each null family beside the model's book (at `brokerage`): mean (min..max), the model's
+    standing among its books (`nulls.percentile_words`: over one book whether it beats it,
+    over fewer than FEW_BOOKS the percentile said to be too few to read); then the `note`
+    where every null book tied with the model's, else each family's whose books all did."""
+    from portfolio.nulls import percentile_words
+
     ew = model["benchmarks"]["equal_weight_liquid"]
     print(f"null books, {brokerage} brokerage; IR and excess a year vs the equal-weighted liquid universe (range)")
     print(f"{'book':<17}{'books':>6}  {'IR':<22}{'excess a year':<26}{'turnover':<20}{'held':>7}  model pct  beats")
@@ -906,7 +910,8 @@ def print_nulls(families: dict, model: dict, note: str | None, brokerage: str = 
         mean_held = round(sum(known) / len(known), 1) if known else None
         print(
             f"{family:<17}{f['books']:>6}  {_range(ir, _signed):<22}{_range(ex, _percent):<26}{_range(to, str):<20}"
-            f"{mean_held!s:>7}  {f['model_percentile']!s:>9}  {f['model_beats']}/{f['books']}"
+            f"{mean_held!s:>7}  {percentile_words(f['model_percentile'], f['model_beats'], f['books']):>9}  "
+            f"{f['model_beats']}/{f['books']}"
         )
     notes = [note] if note else [f"{family}: {f['note']}" for family, f in families.items() if f["note"]]
     for line in notes:

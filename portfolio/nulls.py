@@ -64,6 +64,9 @@ from portfolio.track_record import (
 )
 
 DAILY_RANDOM_SEEDS = 10
+# A percentile among fewer books than this (the daily random family's default) is too coarse to
+# read: over one book it is 0, 50 or 100, and over a handful one book moves it by tens of points.
+FEW_BOOKS = 10
 FIXED_RANDOM_SEEDS = 20
 FIRST_MONTH_SESSIONS = 21  # the bought-and-held book's first month, in sessions
 # The model's outputs for a row, moved together (those a frame has); `decide` derives the rest.
@@ -348,6 +351,17 @@ def family_figures(
         model_percentile=percentile(mine, ratios, flags),
         model_beats=sum(1 for r, t in zip(ratios, flags, strict=True) if not t and None not in (mine, r) and mine > r),
     )
+
+
+def percentile_words(model_percentile: float | None, beats: int, books: int) -> str:
+    """The model's standing in a family of `books` books as a reader can take it: a family of
+    one book, whether the model beats it (not a percentile of 0, 50 or 100); fewer than
+    FEW_BOOKS, the percentile with the caveat; else the percentile."""
+    if books == 1:
+        return f"beats: {'yes' if beats else 'no'}"
+    if books < FEW_BOOKS:
+        return f"{model_percentile} (of {books} books: too few to read)"
+    return str(model_percentile)
 
 
 def served(figures: FamilyFigures, note: str | None = None) -> NullFamily:

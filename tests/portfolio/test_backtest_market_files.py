@@ -370,6 +370,34 @@ def test_null_books_that_all_tie_with_the_model_say_so(
     assert last["nulls_span_note"] == short and out.count(f"note: {short}\n") == 1
 
 
+def test_a_percentile_over_too_few_books_is_not_printed_as_a_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """With --fixed-seeds 1 and the one-book families (size, inverted, bought-and-held) the
+    model's percentile printed as 0, 50 or 100, and over three daily random books unqualified.
+    A family of one book prints whether the model beats it; fewer than FEW_BOOKS books, the
+    percentile said to be too few to read. The JSON keeps the percentile beside `books`."""
+    from portfolio.nulls import FEW_BOOKS
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    folder = planted_files(tmp_path / "market")
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1]), "--no-select"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--daily-seeds", "3", "--fixed-seeds", "1", "--delist-after", "200"])
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    rows = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] and line.split()[0] in last["nulls"]}
+    assert FEW_BOOKS == 10
+    for family, figures in last["nulls"].items():
+        assert figures["model_percentile"] is not None and figures["books"] >= 1, family
+        if figures["books"] == 1:
+            assert "beats: yes" in rows[family] or "beats: no" in rows[family], rows[family]
+    assert last["nulls"]["fixed_random"]["books"] == 1 and "beats: " in rows["fixed_random"]
+    assert last["nulls"]["daily_random"]["books"] == 3
+    assert "(of 3 books: too few to read)" in rows["daily_random"]
+
+
 def test_the_selections_books_apply_the_runs_delisting_rule(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
