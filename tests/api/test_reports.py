@@ -387,8 +387,9 @@ def test_no_page_ends_on_a_heading_and_the_logos_share_their_page(
         assert len(body) > 1, f"page {number_} holds nothing but '{body}'"
     last = pdf.pages[-1]
     assert "Powered by" in last
-    others = [s for s in sections if s in last.splitlines() and s != "Powered by"]
-    assert others, "the logos do not stand alone on the last page"
+    body = last.splitlines()[1:-1]
+    # a section's heading or its closing text (the Briefing's Score rule moves with the logos)
+    assert body.index("Powered by") > 0, "the logos stand alone on the last page"
     if name == "compliance-report":
         assert "Document certification" in last
 
