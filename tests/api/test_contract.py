@@ -246,7 +246,10 @@ def every_violation(api: Api, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str
 # What the walk by type must reach on the world's store, at least, so that a walk that checked
 # nothing cannot pass: money, prices and fractions over REST, GraphQL and the CLI, and the PDFs'
 # (the world's AI record is two days, under a year: its figures a year are dashes, not fractions).
-REACHED = {"Money": 250, "Price": 30, "Fraction": 200, "PDF Money": 10, "PDF Price": 5, "PDF Fraction": 6}
+# The world's records hold a few days, under MIN_BETA_DAYS: their volatility, Sharpe, Sortino,
+# tracking errors and information ratios are null (portfolio/track_record.py `too_few_days`), so
+# fewer fractions are served than there are fields of the type.
+REACHED = {"Money": 250, "Price": 30, "Fraction": 170, "PDF Money": 10, "PDF Price": 5, "PDF Fraction": 4}
 # A spread is money in a fill's costs (REST's trade rationale, GraphQL's AI day record) and a
 # fraction of the price in an instrument's liquidity: the walk saw both, by their types.
 SPREADS = [("Money", ".costs.spread"), ("Fraction", ".liquidity.spread"), ("Price", ".limit_price")]
