@@ -6,7 +6,8 @@ their records the desk's: desk/keys.py). Every keyed request is authenticated, t
 counted against its key's per-minute limit (the key's own setting, else its tier's
 default), in one count for all its client's keys (`counted_as`); the decision's RateLimit
 headers go on the response. A request without a valid key is counted per client address
-(`rate_limit_unauthenticated`) and answered 401, or 429 past that limit.
+(`rate_limit_unauthenticated`) and answered 401, or 429 past that limit; so is a public
+report read without a key (`report_reader`), answered with the address's RateLimit headers.
 
 Authentication comes before validation, on every route: `KeyCheckedRoute` (the route
 class of every router) checks the key before FastAPI reads a parameter or the body, so a
@@ -269,18 +270,30 @@ def counted_as(record: KeyRecord) -> str:
 
 
 def _count_failure(request: Request, svc: Services, failure: AuthenticationError, conn: Connection | None) -> None:
-    """Failed authentications count per client address (`rate_limit_unauthenticated` a
-    minute); past the limit the answer is 429 instead of 401, so guessing keys or flooding
-    without one is throttled like any key's requests."""
+    """Failed authentications count per client address (`count_by_address`); past the
+    limit the answer is 429 instead of 401, so guessing keys or flooding without one is
+    throttled like any key's requests."""
+    try:
+        count_by_address(request, svc, failure.detail, conn)
+    except RateLimitedError as limited:
+        raise limited from failure
+
+
+def count_by_address(request: Request, svc: Services, why: str, conn: Connection | None = None) -> Decision:
+    """Count a request without a valid key against its client address's limit
+    (`rate_limit_unauthenticated` a minute, one count for all of the address's such
+    requests); past the limit a RateLimitedError that says `why` the request had no key's
+    budget. Blocking (a database or Redis store), so called in a worker thread."""
     address = request.client.host if request.client else "unknown"
     limit = svc.settings.rate_limit_unauthenticated
     decision = decide(svc.limiter, f"unauthenticated:{address}", limit, time.time(), conn, ADDRESS_POLICY)
     if not decision.allowed:
         raise RateLimitedError(
             f"over the limit of {limit} requests per minute without a valid key from this address "
-            f"({failure.detail}); retry in {decision.retry_after} s",
+            f"({why}); retry in {decision.retry_after} s",
             headers=decision.headers(),
-        ) from failure
+        )
+    return decision
 
 
 def _misplaced_key(request: Request) -> str:
@@ -407,8 +420,14 @@ async def admin(caller: Principal = Depends(principal)) -> Principal:
 
 async def report_reader(request: Request, presented: str | None = Security(api_key_header)) -> Principal | None:
     """The PDF reports: any valid key, or no key at all while `public_reports` is on (a key
-    that is presented is still checked and counted)."""
-    if _services(request).settings.public_reports and not presented:
+    that is presented is still checked and counted). A request without a key is counted
+    against its address's limit (`count_by_address`): each one builds a PDF, and uncounted,
+    one address's flood kept the reports' heavy turns busy and every other reader without
+    a key queued behind it."""
+    svc = _services(request)
+    if svc.settings.public_reports and not presented:
+        why = "a public report read without a key"
+        request.state.rate_limit = await run_in_threadpool(count_by_address, request, svc, why)
         return None
     return await check_key(request, presented)
 

@@ -403,6 +403,23 @@ def test_a_forged_x_forwarded_for_does_not_escape_the_per_address_limit(unmade_s
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_public_reports_read_without_a_key_count_against_the_address_limit(unmade_settings: Settings) -> None:
+    """With MARKETINTEL_PUBLIC_REPORTS a report read without a key was never counted: each
+    built a PDF, and one address's flood (200 a minute, all answered) kept the reports'
+    heavy turns busy while every other reader without a key queued behind it."""
+    with serving(unmade_settings, public_reports=True, rate_limit_unauthenticated=1) as api:
+        first = api.call("GET", "/api/quant-briefing.pdf")
+        assert first.status_code == 200 and first.headers["content-type"] == "application/pdf"
+        assert first.headers["RateLimit-Policy"] == '"per-address";q=1;w=60'
+        assert first.headers["RateLimit"].startswith('"per-address";r=0;')
+        again = assert_problem(api.call("GET", "/api/compliance-report.pdf"), 429, "a public report read without a key")
+        assert "over the limit of 1 requests per minute without a valid key from this address" in again["detail"]
+        # one count for the address: a failed key check after them is over it too
+        assert api.call("GET", "/api/portfolio", "svc-sk-" + "0" * 40).status_code == 429
+        assert api.acme("GET", "/api/portfolio").status_code == 200  # a key has its own budget
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_graphql_operations_and_reports_run_off_the_event_loop(
     unmade_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
