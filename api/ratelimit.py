@@ -81,17 +81,29 @@ def decide(
     conn: Connection | None = None,
     policy: str = POLICY_NAME,
 ) -> Decision:
-    """Count one request on `key_id` against `limit` a minute, under `policy`'s name."""
+    """Count one request on `key_id` against `limit` a minute, under `policy`'s name. The
+    decision's `reset_seconds` (the RateLimit header's `t`) is the seconds left in this
+    minute while requests remain; with none left, the seconds until the next one fits, the
+    figure a 429's Retry-After gives: the minute's end was no reset of a sliding window (its
+    hits carry into the next), and a client that waited `t` was refused again."""
     window = int(now // WINDOW_SECONDS)
     elapsed = now - window * WINDOW_SECONDS
     current, previous = store.hit(key_id, window, conn)
     carried = previous * (1 - elapsed / WINDOW_SECONDS)
     estimate = current + carried
-    reset = max(1, math.ceil(WINDOW_SECONDS - elapsed))
     if estimate <= limit:
-        return Decision(True, limit, max(0, math.floor(limit - estimate)), reset, 0, policy)
+        remaining = max(0, math.floor(limit - estimate))
+        reset = minute_left(now) if remaining else _retry_after(current, previous, limit, elapsed)
+        return Decision(True, limit, remaining, reset, 0, policy)
     store.undo(key_id, window, conn)
-    return Decision(False, limit, 0, reset, _retry_after(current - 1, previous, limit, elapsed), policy)
+    wait = _retry_after(current - 1, previous, limit, elapsed)
+    return Decision(False, limit, 0, wait, wait, policy)
+
+
+def minute_left(now: float) -> int:
+    """The whole seconds left in the minute `now` falls in (at least 1): a decision's `t`
+    while requests remain."""
+    return max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
 
 
 def _retry_after(current: int, previous: int, limit: int, elapsed: float) -> int:

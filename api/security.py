@@ -47,7 +47,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
-from api.ratelimit import ADDRESS_POLICY, WINDOW_SECONDS, Decision, MemoryStore, decide
+from api.ratelimit import ADDRESS_POLICY, WINDOW_SECONDS, Decision, MemoryStore, decide, minute_left
 from api.services import Services
 from desk import (
     INSIGHTS_REFUSAL,
@@ -233,8 +233,9 @@ def refund(request: Request, svc: Services) -> None:
     svc.limiter.undo(counter, window, None)
     request.state.refunded = True
     kept = request_fact(request, "rate_limit")
-    if kept is not None:
-        request.state.rate_limit = replace(kept, remaining=min(kept.limit, kept.remaining + 1))
+    if kept is not None:  # a request now remains: `t` is the minute's end again (`decide`)
+        remaining = min(kept.limit, kept.remaining + 1)
+        request.state.rate_limit = replace(kept, remaining=remaining, reset_seconds=minute_left(time.time()))
 
 
 def start_over(request: Request) -> None:

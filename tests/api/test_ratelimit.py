@@ -58,6 +58,34 @@ def test_retry_after_is_enough_and_tight(limit: int, burst: int, offset: float, 
     assert decide(store, "k", limit, moment + refused.retry_after).allowed
 
 
+@hsettings(max_examples=200, deadline=None)
+@given(limit=st.integers(1, 50), burst=st.integers(1, 120), offset=st.floats(0, 59.9), spread=st.floats(0, 100))
+def test_ratelimit_t_with_nothing_remaining_is_when_the_next_request_fits(
+    limit: int, burst: int, offset: float, spread: float
+) -> None:
+    """`RateLimit: r=0;t=20` beside `Retry-After: 32`: `t` was the seconds left in the
+    minute, and a client that waited it was refused again (the minute's hits carry into the
+    next). With nothing remaining, `t` is when the next request fits, admitted or refused."""
+    store = MemoryStore()
+    start = 6_000 * WINDOW_SECONDS + offset
+    for i in range(burst):
+        moment = start + spread * i / burst
+        decision = decide(store, "k", limit, moment)
+        if decision.remaining == 0:
+            break
+    else:
+        return
+    header = decision.headers()
+    t = int(header["RateLimit"].rsplit(";t=", 1)[1])
+    if not decision.allowed:
+        assert header["Retry-After"] == str(t)
+    if t > 1:
+        early = MemoryStore()
+        early._counts, early._window = dict(store._counts), store._window
+        assert not decide(early, "k", limit, moment + t - 1.001).allowed
+    assert decide(store, "k", limit, moment + t).allowed
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("on", ["own connection", "request connection"])
 def test_database_store_is_shared_by_workers(postgres_url: str, on: str) -> None:
