@@ -19,12 +19,13 @@ from portfolio import dividends, ledger
 from portfolio.ai import ExecutedDay, starting_cash
 from portfolio.executor import Rationale
 from portfolio.ledger import AI_PORTFOLIO
-from portfolio.rows import StoredPortfolioDay
+from portfolio.rows import LedgerRow, StoredPortfolioDay
 from portfolio.suggestions import SuggestionReason
 from portfolio.trading import ManualRationale
 from store import tables
 from store.history import current_rows
-from views.valuation import PortfolioValuation, portfolio_view
+from store.splits import with_earlier_symbols
+from views.valuation import PortfolioValuation, PositionValue, portfolio_view
 
 CENTS = Decimal("0.01")
 
@@ -316,11 +317,7 @@ def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = 
     trades = ledger.trade_rows(conn, AI_PORTFOLIO)
     result: list[AIPosition] = []
     for position in (view if view is not None else portfolio_view(conn, AI_PORTFOLIO, day)).positions:
-        opening = next(
-            t
-            for t in reversed(trades)
-            if t["symbol"] == position.symbol and t["side"] == "BUY" and t["trading_date"] == position.purchase_date
-        )
+        opening = _opening_trade(trades, position, with_earlier_symbols(conn, [position.symbol], day))
         result.append(
             {
                 **asdict(position),
@@ -331,6 +328,16 @@ def ai_positions(conn: Connection, day: date, view: PortfolioValuation | None = 
             }
         )
     return result
+
+
+def _opening_trade(trades: list[LedgerRow], position: PositionValue, symbols: list[str]) -> LedgerRow:
+    """The buy that opened `position`: on its purchase date, under its symbol or under one a
+    ticker change carried the holding on from (`symbols`, store.splits `with_earlier_symbols`:
+    a position opened as LIQ is held as LQX from the rename's ex-date, its trades under LIQ)."""
+    for trade in reversed(trades):
+        if trade["symbol"] in symbols and trade["side"] == "BUY" and trade["trading_date"] == position.purchase_date:
+            return trade
+    raise LookupError(f"the AI ledger holds no buy of {position.symbol} on {position.purchase_date} that opened it")
 
 
 def equity_curve(conn: Connection, portfolio_id: str = AI_PORTFOLIO) -> list[EquityPoint]:

@@ -117,3 +117,21 @@ def test_the_old_symbols_reads_name_the_new_one_and_the_new_ones_name_the_old(ap
     graph = data(api, query, api.world.acme_key)
     assert graph["a"] == {"renamedTo": {"symbol": "LQX", "asOf": EX.isoformat()}, "renamedFrom": []}
     assert graph["b"] == {"renamedTo": None, "renamedFrom": [{"symbol": "LIQ", "asOf": EX.isoformat()}]}
+
+
+def test_the_ai_portfolios_renamed_holding_keeps_its_opening_trade(api: Api, tmp_path: Path) -> None:
+    """The AI portfolio holds LIQ (bought under LIQ); after the rename its position is LQX's,
+    and its rationale and timestamp are still the opening buy's, found under LIQ, over REST
+    and GraphQL alike. The read looked for a buy under LQX, found none and raised
+    StopIteration in a worker thread: the request was never answered (the client timed out)."""
+    (before,) = [p for p in api.acme("GET", "/api/ai-portfolio/positions").json() if p["symbol"] == "LIQ"]
+    _market_after(api, tmp_path / "renamed", 64, rename=True)
+    answered = api.acme("GET", "/api/ai-portfolio/positions")
+    assert answered.status_code == 200, answered.text
+    (carried,) = [p for p in answered.json() if p["symbol"] in ("LIQ", "LQX")]
+    assert carried["symbol"] == "LQX" and carried["quantity"] == before["quantity"]
+    opening = {k: carried[k] for k in ("purchase_date", "entered_as", "rationale", "timestamp")}
+    assert opening == {k: before[k] for k in opening}
+    graph = data(api, "{ aiPortfolio { positions { nodes { symbol quantity timestamp } } } }", api.world.acme_key)
+    nodes = graph["aiPortfolio"]["positions"]["nodes"]
+    assert {"symbol": "LQX", "quantity": before["quantity"], "timestamp": before["timestamp"]} in nodes
