@@ -21,7 +21,7 @@ from strawberry.fastapi import BaseContext
 from strawberry.types import Info
 
 from api.deps import PresentedKey, ServicesDep
-from api.graphql.loaders import Loaders
+from api.graphql.loaders import Loaders, in_thread
 from api.graphql.pagination import Connection, Page
 from api.paging import PageQuery
 from api.security import Principal, check_key
@@ -55,7 +55,7 @@ class GraphContext(BaseContext):
             with self.svc.engine.connect() as conn:
                 return read(conn, *args)
 
-        return await asyncio.to_thread(run)
+        return await in_thread(run)
 
     async def value(self, read: Callable[..., Versioned[T]], *args: Any) -> T:
         """The read model of the desk's `read(conn, *args)`, on a pooled connection, off the
@@ -92,7 +92,7 @@ class GraphContext(BaseContext):
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
         """A service function that manages its own transaction, off the event loop."""
-        return await asyncio.to_thread(function, *args)
+        return await in_thread(function, *args)
 
 
 def is_ide_page(request: Request, svc: Services) -> bool:

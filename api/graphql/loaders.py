@@ -24,6 +24,21 @@ BatchRead = Callable[..., dict[str, Any]]  # (conn, symbols, *arguments) -> {sym
 T = TypeVar("T")
 
 
+async def in_thread(function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` in a worker thread (asyncio's), its StopIteration raised as a
+    RuntimeError: asyncio cannot set a StopIteration on the future awaited, so a read that
+    raised one (a `next()` that found nothing) left its field, its operation and the worker
+    thread running it waiting for ever, where it is now the field's masked error."""
+    return await asyncio.to_thread(_no_stop_iteration, function, *args)
+
+
+def _no_stop_iteration(function: Callable[..., T], *args: Any) -> T:
+    try:
+        return function(*args)
+    except StopIteration as stop:
+        raise RuntimeError(f"{getattr(function, '__qualname__', function)} raised StopIteration") from stop
+
+
 async def loaded(loader: DataLoader, symbol: str, build: Callable[[Any], T]) -> T | None:
     """What `loader` holds for `symbol` (a key without arguments) as `build` makes it; None
     where it holds nothing."""
@@ -60,7 +75,7 @@ class Loaders:
                 with engine.connect() as conn:
                     return {arguments: read(conn, symbols, *arguments) for arguments, symbols in groups.items()}
 
-            found = await asyncio.to_thread(run)
+            found = await in_thread(run)
             return [found[tuple(arguments)].get(symbol) for symbol, *arguments in keys]
 
         return DataLoader(load_fn=load)

@@ -6,6 +6,7 @@ review found all of these without a code while the domain, cost and budget error
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tests.api.conftest import Api
@@ -41,3 +42,24 @@ def test_a_request_the_schema_refuses_says_so_in_its_code(
     errors = response.json()["errors"]
     assert errors and all(e.get("extensions", {}).get("code") == code for e in errors), errors
     assert any(said in e["message"] for e in errors), errors
+
+
+def test_a_read_that_raises_stop_iteration_is_answered_not_left_hanging(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read that raises StopIteration (a `next()` that found nothing: the AI portfolio's
+    positions after a rename did) is the field's masked error, answered at once, and the
+    service answers the next request. asyncio cannot set a StopIteration on the future a
+    resolver awaits, so the operation, and the worker thread running it, waited for ever."""
+
+    def broken(*_: object, **__: object) -> None:
+        raise StopIteration
+
+    monkeypatch.setattr("views.portfolio.ai_positions", broken)
+    query = {"query": "{ aiPortfolio { positions { nodes { symbol } } } instruments(first: 1) { nodes { symbol } } }"}
+    with httpx.Client(base_url=api.base, timeout=10) as http:
+        answer = http.post("/graphql", json=query, headers={"X-API-Key": api.world.acme_key}).json()
+    assert answer["data"]["aiPortfolio"] is None and answer["data"]["instruments"]["nodes"]
+    (error,) = answer["errors"]
+    assert error["path"] == ["aiPortfolio"] and error["message"].startswith("Unexpected error")
+    assert gql(api, "{ __typename }", api.world.acme_key).status_code == 200
