@@ -73,6 +73,7 @@ CODES = {
     PermissionDeniedError: "FORBIDDEN",
     RateLimitedError: "RATE_LIMITED",
 }
+INTERNAL = "INTERNAL_SERVER_ERROR"  # a masked error's code: the service failed, not the request
 PAGE_ARGUMENT = "first"
 SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 
@@ -408,6 +409,13 @@ class ErrorPolicy(MaskErrors):
             error_message="Unexpected error; the server log has the details under this response's X-Request-ID",
         )
         self.hide_suggestions = hide_suggestions
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        """The masked error, with the code that says it is the service's fault, not the
+        client's (INTERNAL_SERVER_ERROR): every error of an answer carries a code."""
+        masked = super().anonymise_error(error)
+        masked.extensions = {"code": INTERNAL}
+        return masked
 
     def _process_result(self, result: object) -> None:
         """The errors coded and masked; an operation that answered nothing because it was

@@ -543,6 +543,7 @@ def test_unexpected_errors_are_masked(api: Api, monkeypatch: pytest.MonkeyPatch)
     body = response.json()
     assert response.status_code == 200 and "secret" not in response.text
     assert body["errors"][0]["message"].startswith("Unexpected error")
+    assert body["errors"][0]["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}  # the service's fault, said in code
     assert body["errors"][0]["path"] == ["modelPerformance"] and response.headers["X-Request-ID"]
     assert body["data"] == {"modelPerformance": None, "instruments": {"nodes": [{"symbol": "DRY"}]}}
 
