@@ -8,24 +8,26 @@ anyway, so a PDF beside the feed on an exchange's internal mirror is fetched whi
 names on any other internal host is not. `allow_private` (the `allow_private_enclosures`
 setting, for a demo or test serving its PDFs from 127.0.0.1) lifts the address check, never the
 scheme check, and nothing is resolved: the host name is requested as it is. The addresses the
-operator configured (the exchange, the feeds, the macro sources) are read as they are, but a
-redirect from one to another host is checked the same way before it is followed
-(`checked_redirects`).
+operator configured (the exchange, the feeds, the macro sources) are read as they are, by
+name, and so is any redirect back to the configured host, but a redirect from one to another
+host is checked the same way before it is followed (`followed`, every download's one loop).
 
 Every other host is looked up within the download's time (a name server that does not answer
 is the download's failure, the configured feeds' own origin's included), and the request goes
-to the address that was looked up (`pinned_request`), never to the host name resolved again:
-a name that resolved to a public address for the check could resolve to 127.0.0.1 a moment
-later for the request (DNS rebinding). The host name stays the request's
-Host header and its TLS server name, so HTTPS verifies the certificate for that name, through
-an HTTPS proxy too (its tunnel goes to the address, `_tunnel_verified_as`)."""
+to the address that was looked up (`pinned_request`), a redirect's hop as the first, never to
+the host name resolved again: a name that resolved to a public address for the check could
+resolve to 127.0.0.1 a moment later for the request (DNS rebinding). The host name stays the
+request's Host header and its TLS server name, so HTTPS verifies the certificate for that name,
+through an HTTPS proxy too (its tunnel goes to the address, `_tunnel_verified_as`)."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
@@ -36,6 +38,8 @@ from market.text import MAX_KEY_BYTES, fits_key
 
 SCHEMES = ("http", "https")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+# the redirects one download follows, each to an address checked first
+MAX_REDIRECTS = 5
 
 
 Origin = tuple[str, str, int | None]
@@ -46,6 +50,28 @@ def origin(url: str) -> Origin:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where a download's hops may go. `allow_private`: anywhere http(s), every host
+    requested by its name (the `allow_private_enclosures` setting); `trusted`: the origins
+    resolved (within the download's time) but not checked (the configured feeds'); `home`:
+    the host of an address the operator configured (the exchange's pages, a feed, a macro
+    source), requested by its name, as it is, first and wherever a redirect returns to it."""
+
+    allow_private: bool = False
+    trusted: frozenset[Origin] = frozenset()
+    home: str | None = None
+
+    def configured(self, url: str) -> bool:
+        """Whether `url` is on the configured host (`home`), whatever its scheme and port."""
+        return self.home is not None and httpx.URL(url).host == self.home
+
+
+def configured_reach(url: str, allow_private: bool) -> Reach:
+    """The reach of a read of `url`, an address the operator configured."""
+    return Reach(allow_private, home=httpx.URL(url).host)
 
 
 def check_fetchable(
@@ -117,30 +143,51 @@ def _tunnel_verified_as(name: str) -> Callable[[str, dict[str, object]], None]:
     return trace
 
 
-def checked_redirects(allow_private: bool, seconds: float) -> Callable[[httpx.Response], None]:
-    """An httpx response hook for a client that follows redirects from an address the operator
-    configured (the exchange's pages, the news feeds, the macro sources): a redirect to another
-    host is checked as a link a feed names is (`check_fetchable`, its look-up within `seconds`)
-    before it is followed, so a configured public site that redirects to 169.254.169.254 or
-    127.0.0.1 is refused (SourceUnavailableError saying why), never requested. A redirect on
-    the same host is the configured site's own. The hop checked is requested by its host
-    name (no pinning): the check stops a redirect to an internal address, not a name that
-    resolves again elsewhere."""
+@dataclass(frozen=True)
+class Hop:
+    """Where a download ended: its address, by host name as the URL wrote it (never the
+    address it was requested at), and its answer, streamed (read it within the `with`)."""
 
-    def hook(response: httpx.Response) -> None:
+    url: str
+    response: httpx.Response
+
+
+@contextmanager
+def followed(
+    http: httpx.Client, url: str, deadline: Deadline, reach: Reach, headers: dict[str, str] | None = None
+) -> Iterator[Hop]:
+    """A GET of `url` with `headers`, its redirects followed (at most MAX_REDIRECTS), every
+    hop checked (`check_fetchable`, its look-up within what is left of `deadline`) and
+    requested at the address checked (`pinned_request`): a name that resolved to a public
+    address for the check is never resolved again for the request (DNS rebinding). A hop
+    `reach` names as configured is requested by its name, unchecked. A hop refused is
+    SourceUnavailableError `<asked> redirected to <hop>, not fetched: ...`; nothing is
+    requested there."""
+    asked = None
+    for _ in range(MAX_REDIRECTS + 1):
+        address = _hop_address(url, asked, deadline, reach)
+        request = pinned_request(http, url, address)
+        request.headers.update(headers or {})
+        response = http.send(request, stream=True, follow_redirects=False)
         if not response.has_redirect_location:
+            with closing(response):
+                yield Hop(url, response)
             return
-        asked = response.request.url
-        target = asked.join(response.headers["location"])
-        if target.host == asked.host:
-            return
-        deadline = Deadline(seconds, f"looking up {target.host}", "not retried")
-        try:
-            check_fetchable(str(target), deadline, allow_private)
-        except MarketIntelError as refused:
-            raise SourceUnavailableError(f"{asked} redirected to {target}, {refused.detail}") from None
+        response.close()
+        asked, url = url, str(httpx.URL(url).join(response.headers["location"]))  # httpx checked it
+    raise SourceUnavailableError(f"{asked} redirected more than {MAX_REDIRECTS} times; not followed further")
 
-    return hook
+
+def _hop_address(url: str, asked: str | None, deadline: Deadline, reach: Reach) -> Address | None:
+    """`check_fetchable`'s address for a hop to `url` (`asked` redirected to it; None: the
+    first), or the hop's SourceUnavailableError naming the redirect."""
+    named = reach.allow_private or reach.configured(url)
+    try:
+        return check_fetchable(url, deadline, named, reach.trusted)
+    except MarketIntelError as refused:
+        if asked is None:
+            raise
+        raise SourceUnavailableError(f"{asked} redirected to {url}, {refused.detail}") from None
 
 
 def internal(address: Address) -> bool:

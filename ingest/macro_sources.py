@@ -23,12 +23,13 @@ import math
 import re
 from dataclasses import astuple, dataclass
 from datetime import date, datetime
+from functools import partial
 from typing import Any
 
 import httpx
 from lxml import html as lxml_html
 
-from ingest.addresses import checked_redirects
+from ingest.addresses import configured_reach, followed
 from ingest.exchange.client import ACCEPT_ENCODING, PageLimits, bounded_body
 from ingest.pdf_text import PdfExtractor
 from market.budget import Deadline
@@ -174,33 +175,33 @@ def fetch_all(settings: Settings, on: date, http: httpx.Client | None = None) ->
     """Every observation the three sources had released by `on` (the date is also passed to
     the sites, which the simulator honours; a live site answers with what it has)."""
     base = (settings.macro_base_url or settings.exchange_base_url).rstrip("/")
-    redirects = checked_redirects(settings.allow_private_enclosures, settings.exchange_timeout_seconds)
-    client = http or httpx.Client(
-        timeout=settings.exchange_timeout_seconds, follow_redirects=True, event_hooks={"response": [redirects]}
-    )
-    params = {"date": on.isoformat()}
+    client = http or httpx.Client(timeout=settings.exchange_timeout_seconds)
+    get = partial(_get, client, params={"date": on.isoformat()}, allow_private=settings.allow_private_enclosures)
     try:
         rows: list[dict[str, Any]] = []
         for code in BOJ_SERIES:
-            rows += parse_boj_csv(code, _get(client, f"{base}/boj/series/{code}.csv", params, "BOJ").text)
-        rows += parse_statin_html(_get(client, base + SOURCES["STATIN"].path, params, "STATIN").text)
-        rows += parse_pioj_pdf(_get(client, base + SOURCES["PIOJ"].path, params, "PIOJ").content, settings)
+            rows += parse_boj_csv(code, get(f"{base}/boj/series/{code}.csv", "BOJ").text)
+        rows += parse_statin_html(get(base + SOURCES["STATIN"].path, "STATIN").text)
+        rows += parse_pioj_pdf(get(base + SOURCES["PIOJ"].path, "PIOJ").content, settings)
     finally:
         if http is None:
             client.close()
     return [r for r in rows if r["release_date"] <= on]
 
 
-def _get(client: httpx.Client, url: str, params: dict[str, str], source: str) -> httpx.Response:
+def _get(client: httpx.Client, url: str, source: str, *, params: dict[str, str], allow_private: bool) -> httpx.Response:
     """The source's answer at `url`, its body read as the exchange's pages are (`bounded_body`:
     at most `PageLimits.max_bytes` decoded, within `PageLimits.max_seconds`): read whole and
-    decoded by the client, a few hundred bytes of layered gzip took gigabytes of memory."""
+    decoded by the client, a few hundred bytes of layered gzip took gigabytes of memory. Its
+    redirects are followed as every download's are (`followed`: one to another host checked,
+    and requested at the address checked, unless `allow_private`)."""
     limits = PageLimits()
     deadline = Deadline(limits.max_seconds, f"{source}: {url}", "retried on the next run")
+    asked = str(httpx.URL(url).copy_merge_params(params))
     try:
-        with client.stream("GET", url, params=params, headers={"Accept-Encoding": ACCEPT_ENCODING}) as response:
-            status, kind = response.status_code, response.headers.get("content-type", "")
-            body = bounded_body(response, limits.max_bytes, deadline) if status == 200 else b""
+        with followed(client, asked, deadline, configured_reach(asked, allow_private), _READS) as hop:
+            status, kind = hop.response.status_code, hop.response.headers.get("content-type", "")
+            body = bounded_body(hop.response, limits.max_bytes, deadline) if status == 200 else b""
     except httpx.HTTPError as exc:
         raise MarketIntelError(f"{source}: {url} unreachable ({type(exc).__name__})") from None
     except MarketIntelError as exc:
@@ -208,3 +209,6 @@ def _get(client: httpx.Client, url: str, params: dict[str, str], source: str) ->
     if status != 200:
         raise MarketIntelError(f"{source}: {url} answered HTTP {status}")
     return httpx.Response(status, content=body, headers={"content-type": kind})
+
+
+_READS = {"Accept-Encoding": ACCEPT_ENCODING}  # what `bounded_body` reads

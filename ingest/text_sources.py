@@ -18,7 +18,6 @@ import calendar
 import hashlib
 import logging
 import re
-from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -30,7 +29,7 @@ import httpx
 from feedparser.datetimes import rfc822
 from sqlalchemy import Column, ColumnElement, Connection, Engine, select
 
-from ingest.addresses import check_fetchable, origin, pinned_request
+from ingest.addresses import Reach, followed, origin
 from ingest.exchange.client import ACCEPT_ENCODING, ExchangeClient, bounded_body
 from ingest.mentions import InstrumentMatcher
 from ingest.pdf_text import PdfExtractor, PdfRejected
@@ -49,8 +48,6 @@ log = logging.getLogger(__name__)
 # their address, not by the day, so two days' runs at once (a backfill beside the daily
 # run, a retry beside a run) each stored what the other was storing.
 TEXT_LOCK = "text"
-# the redirects one disclosure download follows, each to an address checked first
-MAX_REDIRECTS = 5
 
 DISCLOSURE_KINDS = [  # first match wins; checked on the title, then the text
     (
@@ -455,25 +452,18 @@ def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:
     """The file at `url`, at most `pdf_max_bytes` of it, within about `pdf_timeout_seconds`
     in all (the client's timeout bounds each wait only: a server sending a byte a second went
     on for ever). Each address, the first and every one redirected to, is checked before it is
-    requested, and requested at the address checked (`ingest.addresses`): a feed never has
-    the service request an internal one beyond the configured feeds' own origins."""
+    requested, and requested at the address checked (`ingest.addresses.followed`): a feed
+    never has the service request an internal one beyond the configured feeds' own origins."""
     deadline = Deadline(settings.pdf_timeout_seconds, "the download", "retried on the next run")
     trusted = frozenset(origin(feed) for feed in feed_urls(settings))  # the operator's own addresses
+    reach = Reach(settings.allow_private_enclosures, trusted)
     try:
-        for _ in range(MAX_REDIRECTS + 1):
-            address = check_fetchable(url, deadline, settings.allow_private_enclosures, trusted)
-            request = pinned_request(http, url, address)  # to the address checked, never resolved again
-            request.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what `bounded_body` reads
-            with closing(http.send(request, stream=True, follow_redirects=False)) as response:
-                if response.is_redirect:
-                    url = str(httpx.URL(url).join(response.headers["location"]))
-                    continue
-                if response.status_code != 200:
-                    raise MarketIntelError(f"download answered HTTP {response.status_code}")
-                return bounded_body(response, settings.pdf_max_bytes, deadline)
+        with followed(http, url, deadline, reach, {"Accept-Encoding": ACCEPT_ENCODING}) as hop:
+            if hop.response.status_code != 200:
+                raise MarketIntelError(f"download answered HTTP {hop.response.status_code}")
+            return bounded_body(hop.response, settings.pdf_max_bytes, deadline)
     except httpx.HTTPError as exc:
         raise MarketIntelError(f"download failed ({type(exc).__name__}: {exc})") from None
-    raise MarketIntelError(f"download redirected more than {MAX_REDIRECTS} times")
 
 
 def _tag(conn: Connection, kind: str, doc_id: int, text: str, matcher: InstrumentMatcher) -> None:

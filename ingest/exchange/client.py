@@ -23,7 +23,7 @@ from itertools import chain
 
 import httpx
 
-from ingest.addresses import checked_redirects
+from ingest.addresses import configured_reach, followed
 from market.budget import Deadline
 from market.errors import BudgetExceededError, MarketIntelError, NotPublishedError, SourceUnavailableError
 
@@ -35,8 +35,8 @@ USER_AGENT = "marketintel-t0/0.1 (end-of-day data collector; contact: operations
 class PageLimits:
     """What one attempt may read: `max_bytes` of body (a 2,000-name day's quotes page is a
     few MB) within `max_seconds` however slowly it comes, and from where: a redirect to
-    another host is checked before it is followed and refused at an internal address
-    (ingest/addresses.py `checked_redirects`) unless `internal_redirects` (the
+    another host is checked before it is followed, refused at an internal address and
+    requested at the address checked (ingest/addresses.py `followed`) unless `internal_redirects` (the
     `allow_private_enclosures` setting: a demo's or test's sites on 127.0.0.1)."""
 
     max_bytes: int = 64 * 1024 * 1024
@@ -146,8 +146,6 @@ class ExchangeClient:
             timeout=timeout,
             transport=transport,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
-            follow_redirects=True,
-            event_hooks={"response": [checked_redirects(limits.internal_redirects, timeout)]},
         )
 
     def close(self) -> None:
@@ -189,16 +187,20 @@ class ExchangeClient:
 
     def _fetch(self, path: str, params: dict[str, str] | None) -> tuple[int, str, bytes]:
         """One attempt: the status, the final URL and the body, read by `bounded_body` (a
-        body past `max_bytes` is refused here, not retried)."""
+        body past `max_bytes` is refused here, not retried), its redirects followed as every
+        download's are (`followed`: one to another host checked and requested at the
+        address checked; one refused is SourceUnavailableError, not retried)."""
         deadline = Deadline(self.limits.max_seconds, "the page", "retried")
-        with self._http.stream("GET", path, params=params) as response:
+        url = str(httpx.URL(f"{self.base_url}{path}").copy_merge_params(params or {}))
+        reach = configured_reach(url, self.limits.internal_redirects)
+        with followed(self._http, url, deadline, reach) as hop:
             try:
-                body = bounded_body(response, self.limits.max_bytes, deadline)
+                body = bounded_body(hop.response, self.limits.max_bytes, deadline)
             except BudgetExceededError:
                 raise
             except MarketIntelError as exc:
                 raise SourceUnavailableError(f"{self.base_url}{path}: {exc.detail}; not retried") from None
-            return response.status_code, str(response.url), body
+            return hop.response.status_code, hop.url, body
 
 
 def _day(params: dict[str, str] | None) -> str:

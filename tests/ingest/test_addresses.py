@@ -1,6 +1,7 @@
 """A download goes to the address that was checked, and HTTPS still verifies the
 certificate for the URL's host name (ingest/addresses.py `pinned_request`), directly and
-through an HTTPS proxy."""
+through an HTTPS proxy; a redirect's hop too (`followed`), from the exchange and the macro
+sources as from a feed's link."""
 
 import datetime
 import ipaddress
@@ -16,6 +17,10 @@ import httpx
 import pytest
 
 from ingest.addresses import pinned_request
+from ingest.exchange.client import ExchangeClient
+from ingest.macro_sources import fetch_all
+from market.errors import MarketIntelError, SourceUnavailableError
+from market.settings import Settings
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
@@ -145,3 +150,91 @@ def test_through_an_https_proxy_the_pinned_address_is_tunnelled_to_and_the_host_
             http.send(pinned_request(http, f"https://other.test:{port}/a.pdf", LOOPBACK))
     assert (answer.status_code, answer.text) == (200, f"news.test:{port}")
     assert targets == [f"127.0.0.1:{port}"] * 2 and names == ["news.test", "other.test"]
+
+
+class _Redirecting(BaseHTTPRequestHandler):
+    """A configured site on 127.0.0.1: /secret is its internal page (noted when served), /loop
+    redirects to itself, and every other path to http://rebind.test/secret."""
+
+    served: list[str]
+
+    def do_GET(self) -> None:
+        port = self.server.server_address[1]
+        if self.path != "/secret":
+            where = "/loop" if self.path == "/loop" else f"http://rebind.test:{port}/secret"
+            self.send_response(302)
+            self.send_header("Location", where)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.served.append(self.headers["Host"])
+        self.send_response(200)
+        self.send_header("Content-Length", "6")
+        self.end_headers()
+        self.wfile.write(b"secret")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def rebinding_site(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[str], list[str]]]:
+    """The configured site's URL, the Host headers its internal page was served to, and the
+    look-ups of rebind.test: a resolver stub answering a public address first, 127.0.0.1 after
+    (DNS rebinding). The public address is unreachable (the tests have no network)."""
+    served: list[str] = []
+    server = HTTPServer(("127.0.0.1", 0), type("Handler", (_Redirecting,), {"served": served}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    real, looked_up = socket.getaddrinfo, []
+
+    def dns(host: str, *args, **kwargs):
+        if host == "93.184.216.34":
+            raise OSError("network unreachable")
+        if host == "rebind.test":
+            looked_up.append(host)
+            host = "93.184.216.34" if len(looked_up) == 1 else "127.0.0.1"
+            if len(looked_up) == 1:
+                return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, 0))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    yield f"http://127.0.0.1:{server.server_address[1]}", served, looked_up
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_redirect_from_the_exchange_is_requested_at_the_address_checked(
+    rebinding_site: tuple[str, list[str], list[str]],
+) -> None:
+    """The exchange's site redirected to a host that resolved to a public address for the
+    check and to 127.0.0.1 when the client resolved it again to connect: the client read the
+    internal page. The hop goes to the address checked, and its name is looked up once."""
+    url, served, looked_up = rebinding_site
+    with ExchangeClient(url, retries=0, timeout=5) as client, pytest.raises(SourceUnavailableError) as failed:
+        client.get("/quotes")
+    assert str(failed.value) == f"{url}/quotes connection failed (ConnectError: network unreachable) on all 1 attempts"
+    assert served == [] and looked_up == ["rebind.test"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_redirect_from_a_macro_source_is_requested_at_the_address_checked(
+    rebinding_site: tuple[str, list[str], list[str]], settings: Settings
+) -> None:
+    """A macro source redirected as the exchange did (it was followed by the HTTP client,
+    its hop's name resolved again), and, read with a client of the caller's, not checked."""
+    url, served, looked_up = rebinding_site
+    settings = settings.model_copy(update={"macro_base_url": url, "allow_private_enclosures": False})
+    for http in (None, httpx.Client(timeout=5, follow_redirects=True)):
+        with pytest.raises(MarketIntelError, match=r"POLICY_RATE.csv unreachable \(ConnectError\)$"):
+            fetch_all(settings, datetime.date(2026, 11, 5), http)
+        assert served == [] and looked_up == ["rebind.test"]
+        looked_up.clear()  # the name server answers the public address to the next look-up
+
+
+def test_a_redirect_loop_is_the_sites_failure(rebinding_site: tuple[str, list[str], list[str]]) -> None:
+    """A site redirecting to itself was an httpx error the client did not catch
+    (TooManyRedirects): the stage failed on it unexplained."""
+    url, _, _ = rebinding_site
+    with ExchangeClient(url, retries=0, timeout=5) as client, pytest.raises(SourceUnavailableError) as failed:
+        client.get("/loop")
+    assert str(failed.value) == f"{url}/loop redirected more than 5 times; not followed further"

@@ -884,8 +884,8 @@ def test_a_redirect_to_an_internal_address_is_not_followed(settings: Settings, s
         report = ingest_text(service_engine(settings), settings, DAY, client, http)
     assert asked == [f"{public}/hop.pdf", f"{public}/kept.pdf", f"{public}/x.pdf"]
     assert report.disclosures_ok == 1 and report.failures == [
-        f"{public}/x.pdf: not fetched: 169.254.169.254 is an internal address (169.254.169.254); "
-        "only public addresses are fetched"
+        f"{public}/x.pdf: {public}/x.pdf redirected to http://169.254.169.254/latest/meta-data.pdf, not fetched: "
+        "169.254.169.254 is an internal address (169.254.169.254); only public addresses are fetched"
     ]
 
 
