@@ -26,7 +26,7 @@ import ipaddress
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -162,20 +162,78 @@ def followed(
     address for the check is never resolved again for the request (DNS rebinding). A hop
     `reach` names as configured is requested by its name, unchecked. A hop refused is
     SourceUnavailableError `<asked> redirected to <hop>, not fetched: ...`; nothing is
-    requested there."""
+    requested there. A hop still under way when `deadline` runs out is cut off (`_cut_off`)."""
     asked = None
     for _ in range(MAX_REDIRECTS + 1):
         address = _hop_address(url, asked, deadline, reach)
         request = pinned_request(http, url, address)
         request.headers.update(headers or {})
-        response = http.send(request, stream=True, follow_redirects=False)
-        if not response.has_redirect_location:
-            with closing(response):
-                yield Hop(url, response)
-            return
-        response.close()
+        with _cut_off(request, deadline):
+            response = http.send(request, stream=True, follow_redirects=False)
+            if not response.has_redirect_location:
+                with closing(response):
+                    yield Hop(url, response)
+                return
+            response.close()
         asked, url = url, str(httpx.URL(url).join(response.headers["location"]))  # httpx checked it
     raise SourceUnavailableError(f"{asked} redirected more than {MAX_REDIRECTS} times; not followed further")
+
+
+@contextmanager
+def _cut_off(request: httpx.Request, deadline: Deadline) -> Iterator[None]:
+    """`request`'s hop, its connection shut once `deadline` runs out, as `deadline`'s
+    BudgetExceededError: the client's timeout bounds each wait for bytes only, so a server
+    sending its answer's head a byte a second (the body is checked as each chunk comes,
+    `bounded_body`) held the download for hours. The connection is a new one, never pooled
+    (`Connection: close`): its socket is what httpcore's `trace` hook hands `_Watch`."""
+    watch = _Watch()
+    request.headers["Connection"] = "close"
+    request.extensions["trace"] = _both(request.extensions.get("trace"), watch.trace)
+    timer = threading.Timer(deadline.remaining() + 0.01, watch.cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except httpx.HTTPError:
+        if watch.was_cut:
+            deadline.check()  # spent: raises BudgetExceededError
+        raise
+    finally:
+        timer.cancel()
+
+
+class _Watch:
+    """The socket a hop's connection reads from, as httpcore's `trace` hook hands it over
+    (the TCP one, then the TLS one wrapping it), and `cut` to shut it from another thread:
+    a read blocked on it returns, and the request fails."""
+
+    def __init__(self) -> None:
+        self.socket: socket.socket | None = None
+        self.was_cut = False
+
+    def trace(self, event: str, info: dict[str, object]) -> None:
+        if event.endswith(("connect_tcp.complete", "start_tls.complete")):
+            self.socket = info["return_value"].get_extra_info("socket")  # type: ignore[attr-defined]
+
+    def cut(self) -> None:
+        self.was_cut = True
+        if self.socket is not None:
+            with suppress(OSError):  # already closed
+                socket.socket.shutdown(self.socket, socket.SHUT_RDWR)  # not SSLSocket's: no TLS goodbye
+
+
+Trace = Callable[[str, dict[str, object]], None]
+
+
+def _both(first: Trace | None, second: Trace) -> Trace:
+    """One httpcore `trace` hook calling `first` (where there is one), then `second`."""
+
+    def trace(event: str, info: dict[str, object]) -> None:
+        if first is not None:
+            first(event, info)
+        second(event, info)
+
+    return trace
 
 
 def _hop_address(url: str, asked: str | None, deadline: Deadline, reach: Reach) -> Address | None:

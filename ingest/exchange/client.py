@@ -6,8 +6,9 @@ day) a `SourceUnavailableError` giving the site's reason; any other 4xx is not r
 
 The client's timeout bounds each wait for bytes only, so every body is read with
 `bounded_body`: at most `PageLimits.max_bytes` (a larger page is refused, not retried)
-within `PageLimits.max_seconds` in all (a server sending a byte every few seconds is a
-timeout, retried): the end-of-day pages, the news feed and the disclosure PDFs alike."""
+within `PageLimits.max_seconds` in all, its head included (ingest/addresses.py `followed`
+shuts the connection at the limit: a server sending a byte every few seconds is a timeout,
+retried): the end-of-day pages, the news feed and the disclosure PDFs alike."""
 
 from __future__ import annotations
 

@@ -3,12 +3,14 @@ certificate for the URL's host name (ingest/addresses.py `pinned_request`), dire
 through an HTTPS proxy; a redirect's hop too (`followed`), from the exchange and the macro
 sources as from a feed's link."""
 
+import contextlib
 import datetime
 import ipaddress
 import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -17,7 +19,7 @@ import httpx
 import pytest
 
 from ingest.addresses import pinned_request
-from ingest.exchange.client import ExchangeClient
+from ingest.exchange.client import ExchangeClient, PageLimits
 from ingest.macro_sources import fetch_all
 from market.errors import MarketIntelError, SourceUnavailableError
 from market.settings import Settings
@@ -238,3 +240,41 @@ def test_a_redirect_loop_is_the_sites_failure(rebinding_site: tuple[str, list[st
     with ExchangeClient(url, retries=0, timeout=5) as client, pytest.raises(SourceUnavailableError) as failed:
         client.get("/loop")
     assert str(failed.value) == f"{url}/loop redirected more than 5 times; not followed further"
+
+
+@pytest.fixture
+def dripping_site() -> Iterator[str]:
+    """A site on 127.0.0.1 that answers every request with the start of a head, then one
+    byte of it every 0.2 s, never ending it."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def drip(client: socket.socket) -> None:
+        with client, contextlib.suppress(OSError):
+            client.recv(65536)
+            client.sendall(b"HTTP/1.1 200 OK\r\n")
+            while True:
+                client.sendall(b"X")
+                time.sleep(0.2)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                threading.Thread(target=drip, args=(server.accept()[0],), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+def test_a_page_whose_head_is_sent_a_byte_at_a_time_is_cut_off_at_the_limit(dripping_site: str) -> None:
+    """The page's time limit was checked as its body came, and the client's timeout bounds
+    each wait only: a head sent a byte at a time (16 KiB of it, a byte every few seconds)
+    held the page for hours. It is the attempt's timeout, at the limit."""
+    started = time.monotonic()
+    limits = PageLimits(max_seconds=1, internal_redirects=True)
+    with ExchangeClient(dripping_site, retries=0, timeout=5, limits=limits) as client:
+        with pytest.raises(SourceUnavailableError) as failed:
+            client.get("/quotes")
+    assert time.monotonic() - started < 3
+    said = f"{dripping_site}/quotes sent its page for longer than the 1 s allowed on all 1 attempts"
+    assert str(failed.value) == said
