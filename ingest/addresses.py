@@ -250,9 +250,13 @@ def _hop_address(url: str, asked: str | None, deadline: Deadline, reach: Reach) 
 
 def internal(address: Address) -> bool:
     """Whether `address` is inside a network rather than on the public internet (an IPv4
-    address written as IPv6, ::ffff:127.0.0.1, judged as the IPv4 one)."""
+    address written as IPv6, ::ffff:127.0.0.1, judged as the IPv4 one; a 6to4 address,
+    2002:a9fe:a9fe::, internal where the IPv4 address it carries is: a 6to4 relay delivers
+    it there, and Python's `is_global` takes all of 2002::/16 for public)."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address) and address.sixtofour is not None and internal(address.sixtofour):
+        return True
     return (
         address.is_private
         or address.is_loopback

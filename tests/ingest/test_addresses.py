@@ -278,3 +278,32 @@ def test_a_page_whose_head_is_sent_a_byte_at_a_time_is_cut_off_at_the_limit(drip
     assert time.monotonic() - started < 3
     said = f"{dripping_site}/quotes sent its page for longer than the 1 s allowed on all 1 attempts"
     assert str(failed.value) == said
+
+
+def test_a_redirect_to_a_6to4_address_carrying_an_internal_one_is_refused() -> None:
+    """A 6to4 address (2002::/16) carries an IPv4 one, which a relay delivers to: Python takes
+    the range for public, so a redirect to the metadata service or a private host written
+    that way was followed. A 6to4 address carrying a public one is fetched."""
+    seen: list[str] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        hops = {
+            "/metadata": "http://[2002:a9fe:a9fe::]/",  # 169.254.169.254
+            "/private": "http://[2002:a00:8::1]/",  # 10.0.0.8
+            "/public": "http://[2002:5db8:d822::]/",  # 93.184.216.34
+        }
+        where = hops.get(request.url.path)
+        return httpx.Response(302, headers={"location": where}) if where else httpx.Response(200, content=b"ok")
+
+    with ExchangeClient("http://exchange.test", retries=0, transport=httpx.MockTransport(respond)) as client:
+        for path in ("/metadata", "/private"):
+            with pytest.raises(SourceUnavailableError, match=r"not fetched: 2002:\S+ is an internal address \(2002:"):
+                client.get(path)
+        assert client.get("/public").body == b"ok"
+    assert seen == [
+        "http://exchange.test/metadata",
+        "http://exchange.test/private",
+        "http://exchange.test/public",
+        "http://[2002:5db8:d822::]/",
+    ]
