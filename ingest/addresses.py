@@ -214,6 +214,8 @@ class _Watch:
     def trace(self, event: str, info: dict[str, object]) -> None:
         if event.endswith(("connect_tcp.complete", "start_tls.complete")):
             self.socket = info["return_value"].get_extra_info("socket")  # type: ignore[attr-defined]
+            if self.was_cut:  # the limit ran out before the connection was made (a slow name server)
+                self.cut()
 
     def cut(self) -> None:
         self.was_cut = True

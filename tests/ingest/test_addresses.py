@@ -307,3 +307,27 @@ def test_a_redirect_to_a_6to4_address_carrying_an_internal_one_is_refused() -> N
         "http://exchange.test/public",
         "http://[2002:5db8:d822::]/",
     ]
+
+
+def test_a_dripping_head_after_a_slow_look_up_is_cut_off_too(
+    dripping_site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The configured site's name is looked up by the HTTP client: a name server slower than
+    the page's limit, then a head sent a byte at a time, and the connection made after the
+    limit ran out was never cut. It is cut as it is made."""
+    real = socket.getaddrinfo
+
+    def dns(host: str, *args, **kwargs):
+        if host == "slow-dns.test":
+            time.sleep(1.5)
+            host = "127.0.0.1"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", dns)
+    site = dripping_site.replace("127.0.0.1", "slow-dns.test")
+    started = time.monotonic()
+    limits = PageLimits(max_seconds=1, internal_redirects=True)
+    with ExchangeClient(site, retries=0, timeout=5, limits=limits) as client:
+        with pytest.raises(SourceUnavailableError, match="sent its page for longer than the 1 s allowed"):
+            client.get("/quotes")
+    assert time.monotonic() - started < 4
