@@ -18,9 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ingest.addresses import pinned_request
+from ingest.addresses import Reach, followed, pinned_request
 from ingest.exchange.client import ExchangeClient, PageLimits
 from ingest.macro_sources import fetch_all
+from market.budget import Deadline
 from market.errors import MarketIntelError, SourceUnavailableError
 from market.settings import Settings
 
@@ -331,3 +332,25 @@ def test_a_dripping_head_after_a_slow_look_up_is_cut_off_too(
         with pytest.raises(SourceUnavailableError, match="sent its page for longer than the 1 s allowed"):
             client.get("/quotes")
     assert time.monotonic() - started < 4
+
+
+def test_a_download_through_an_https_proxy_is_watched_and_verified_for_its_host_name(
+    tls_site: tuple[int, Path, list[str]], connect_proxy: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A download's hop (`followed`) through a proxy: the time limit's watch shares
+    httpcore's trace hook with the tunnel's server name, which still verifies the
+    certificate for news.test at the address looked up."""
+    port, certfile, names = tls_site
+    proxy, targets = connect_proxy
+    real = socket.getaddrinfo
+    monkeypatch.setattr(
+        socket, "getaddrinfo", lambda host, *a, **k: real(host.replace("news.test", "127.0.0.1"), *a, **k)
+    )
+    reach = Reach(trusted=frozenset({("https", "news.test", port)}))  # a configured feed's origin: not checked
+    deadline = Deadline(5, "the download", "retried")
+    with (
+        httpx.Client(verify=ssl.create_default_context(cafile=certfile), timeout=5, proxy=proxy) as http,
+        followed(http, f"https://news.test:{port}/a.pdf", deadline, reach) as hop,
+    ):
+        assert (hop.url, hop.response.read()) == (f"https://news.test:{port}/a.pdf", f"news.test:{port}".encode())
+    assert targets == [f"127.0.0.1:{port}"] and names == ["news.test"]
