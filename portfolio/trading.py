@@ -320,37 +320,66 @@ def _fees(settings: Settings, order: ManualTrade, price: Decimal) -> tuple[Decim
 def within_band(
     conn: Connection, settings: Settings, symbol: str, trading_date: date, price: Decimal, name: str = "price"
 ) -> ManualRationale:
-    """The close `price` was checked against, or TradeRejected when it lies outside
-    `trade_price_band` of the latest close of `symbol` on or before `trading_date`, on that
-    date's share count and less the dividends going ex after it and by that date (the
-    exchange's reference price: `market.reference_close`): the one price band every trade a client
-    books passes (a manual trade's price, a confirmed suggestion's limit, which a close
-    stored since the plan can leave far from the market), and the rule T2's plan applies
-    before it suggests an order (portfolio/suggestions.py `_band`). A listed name with no close to check
-    against (listed before its first session, or not traded in the lookback) is refused the
-    same way, TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is
-    listed, and a confirmation's 404 means a suggestion that is not the caller's. Before any
-    price is checked, a name halted or delisted on `trading_date` is refused saying so
-    (`closed_to_trading`), however recent its last close."""
+    """The close `price` was checked against, or TradeRejected when it lies outside the day's
+    `price_band` of `symbol`: the one price band every trade a client books passes (a manual
+    trade's price, a confirmed suggestion's limit, which a close stored since the plan can
+    leave far from the market), the band a preview prices within (`preview_trade`), and the
+    rule T2's plan applies before it suggests an order (portfolio/suggestions.py `_band`).
+    Before any price is checked, a name halted or delisted on `trading_date` is refused
+    saying so (`closed_to_trading`), however recent its last close."""
     closed = closed_to_trading(conn, settings, symbol, trading_date)
     if closed is not None:
         raise TradeRejected(closed)
+    band = price_band(conn, settings, symbol, trading_date, name)
+    if not band.low <= price <= band.high:
+        raise TradeRejected(f"{name} {price:,.2f} is outside {band.said(trading_date)}")
+    reference = band.reference
+    rationale = ManualRationale(reference_close=str(reference.price), reference_date=reference.dated.isoformat())
+    return rationale if not reference.dividend else {**rationale, "reference_dividend": str(reference.dividend)}
+
+
+@dataclass(frozen=True)
+class PriceBand:
+    """The prices a trade of a name may book at on a session (`price_band`), in whole cents."""
+
+    reference: ReferenceClose
+    width: Decimal  # `trade_price_band`: 0.15 is 15% either side of the reference price
+    low: Decimal  # the lowest price the band admits
+    high: Decimal  # the highest
+
+    def said(self, trading_date: date) -> str:
+        """The band as a refusal and a preview say it."""
+        around = _reference_said(self.reference, trading_date)
+        return f"the day's band {self.low:,.2f}-{self.high:,.2f} ({self.width:.0%} around {around})"
+
+
+def price_band(
+    conn: Connection,
+    settings: Settings,
+    symbol: str,
+    trading_date: date,
+    name: str = "price",
+    closed: str | None = None,
+) -> PriceBand:
+    """The day's price band of `symbol` on `trading_date`: `trade_price_band` (default 15%,
+    the exchange's daily limit) either side of its reference price, the latest close on or
+    before `trading_date`, on that date's share count and less the dividends going ex after
+    it and by that date (`market.reference_close`). A listed name with no close to check
+    against (listed before its first session, or not traded in the lookback) is refused,
+    TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is listed, the
+    request is what cannot be processed; a name `closed` to trading (`closed_to_trading`'s
+    answer, where the caller has it) is refused saying so, as its booking is. A booking and
+    a preview read it alike."""
     try:
         reference = reference_close(conn, symbol, trading_date)
     except NotFoundError as error:
-        raise TradeRejected(f"{name} cannot be checked: {error.detail}") from None
-    band = Decimal(str(settings.trade_price_band))
+        raise TradeRejected(closed or f"{name} cannot be checked: {error.detail}") from None
+    width = Decimal(str(settings.trade_price_band))
     # In whole cents, as a price is given (whole_cents): the lowest and highest prices the
     # band admits, so the edges a refusal prints are prices the band accepts.
-    low = (reference.price * (1 - band)).quantize(CENTS, rounding=ROUND_CEILING)
-    high = (reference.price * (1 + band)).quantize(CENTS, rounding=ROUND_FLOOR)
-    if not low <= price <= high:
-        raise TradeRejected(
-            f"{name} {price:,.2f} is outside the day's band {low:,.2f}-{high:,.2f} "
-            f"({band:.0%} around {_reference_said(reference, trading_date)})"
-        )
-    rationale = ManualRationale(reference_close=str(reference.price), reference_date=reference.dated.isoformat())
-    return rationale if not reference.dividend else {**rationale, "reference_dividend": str(reference.dividend)}
+    low = (reference.price * (1 - width)).quantize(CENTS, rounding=ROUND_CEILING)
+    high = (reference.price * (1 + width)).quantize(CENTS, rounding=ROUND_FLOOR)
+    return PriceBand(reference, width, low, high)
 
 
 def _reference_said(reference: ReferenceClose, trading_date: date) -> str:
@@ -422,7 +451,8 @@ def preview_trade(
     (`_fees`); this is the estimate to set that price against, so the order booked at the
     preview's price without fees is charged the preview's `fees`, also past what one
     session fills. Nothing is stored. A symbol renamed by `trading_date` is not found, the
-    answer naming the symbol it trades under (`ledger.renamed_said`)."""
+    answer naming the symbol it trades under (`ledger.renamed_said`); a name with no close
+    to price it from is refused as its booking is (`price_band`: TradeRejected, 422)."""
     from market.costs import fill
     from portfolio.market import reference_market
 
@@ -436,12 +466,13 @@ def preview_trade(
     rename = renamed_on(stored_splits(conn, trading_date, [symbol]), symbol, trading_date)
     if rename is not None:  # nothing trades under the old symbol: the answer names the one it trades under
         raise NotFoundError(ledger.renamed_said(rename))
-    as_of = reference_close(conn, symbol, trading_date).dated
+    closed = closed_to_trading(conn, settings, symbol, trading_date)
+    band = price_band(conn, settings, symbol, trading_date, closed=closed)  # no close: refused as a booking is
+    as_of = band.reference.dated
     # the symbol's latest bar, with its own quotes, as the reference for the trade's session:
     # on its share count (a split known for it divides the old close) and less a dividend
     # going ex by it, as the price band reads it
     session = reference_market(conn, as_of, trading_date, [symbol]).sessions[symbol]
-    closed = closed_to_trading(conn, settings, symbol, trading_date)
     priced, schedule = _priced_session(session, closed is not None), fee_schedule(settings)
     # the whole order, as a trade books it (its fees the schedule's on all of it), and what of
     # it one session fills
