@@ -56,7 +56,7 @@ fees at the rate, and, when a size is given, twice the impact of that size.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import TypedDict
 
@@ -275,6 +275,21 @@ def fill(
     return Fill(
         side, quantity, filled, price, fee, spread_cost, impact_cost, touch, source, impact, quantity - filled, reason
     )
+
+
+def bounded(done: Fill, low: Decimal, high: Decimal, close: float, fees: FeeSchedule) -> Fill:
+    """`done` with its price held within [`low`, `high`] (an exchange's daily price band: nothing
+    trades outside it), its fee and costs taken at that price: spread and impact still add
+    up to |price - close| x quantity, the spread never more than that. `done` itself where
+    its price lies within (the impact fraction stays the model's, so a caller can say how far
+    the walk went)."""
+    price = min(max(done.price, low), high)
+    if price == done.price:
+        return done
+    moved = (abs(price - Decimal(str(close))) * done.quantity).quantize(MONEY)
+    spread = min(done.spread_cost, moved)
+    fee = fees.order_fee(price, done.quantity) if done.quantity else Decimal(0)
+    return replace(done, price=price, fee=fee, spread_cost=spread, impact_cost=moved - spread)
 
 
 def _cents(value: float, side: str) -> Decimal:

@@ -36,6 +36,7 @@ from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.contract import described, served_fields
+from market.costs import Fill
 from market.errors import ConflictError, InvalidInputError, NotFoundError
 from market.fees import fee_schedule
 from market.money import (
@@ -424,7 +425,11 @@ class TradePreview:
     touch: Money  # the ask (buy) or bid (sell), else the close plus or minus half the range
     touch_source: str
     impact: Fraction | None
-    price: Price  # per share, touch and impact included
+    price: Price  # per share, touch and impact included, held within the day's band (`price_bound`)
+    band_low: Price  # the day's price band (`price_band`): the prices a booking admits
+    band_high: Price
+    price_bound: str | None  # BAND_LOW or BAND_HIGH: the model's price lay past that edge and is held at it
+    price_note: str | None  # why, in words, where `price_bound` is set
     fillable_in_one_session: Shares
     lapse_reason: str | None
     fees: Money
@@ -453,7 +458,7 @@ def preview_trade(
     session fills. Nothing is stored. A symbol renamed by `trading_date` is not found, the
     answer naming the symbol it trades under (`ledger.renamed_said`); a name with no close
     to price it from is refused as its booking is (`price_band`: TradeRejected, 422)."""
-    from market.costs import fill
+    from market.costs import bounded, fill
     from portfolio.market import reference_market
 
     side = str(side).upper()
@@ -476,7 +481,9 @@ def preview_trade(
     priced, schedule = _priced_session(session, closed is not None), fee_schedule(settings)
     # the whole order, as a trade books it (its fees the schedule's on all of it), and what of
     # it one session fills
-    done, one_session = fill(side, quantity, priced, schedule, capped=False), fill(side, quantity, priced, schedule)
+    model, one_session = fill(side, quantity, priced, schedule, capped=False), fill(side, quantity, priced, schedule)
+    # at a price a trade books: the model's, held within the day's band (the one a booking passes)
+    done = bounded(model, band.low, band.high, priced.close, schedule)
     costs = done.costs
     return TradePreview(
         symbol=symbol,
@@ -488,12 +495,41 @@ def preview_trade(
         touch_source=done.touch_source,
         impact=round(done.impact, 6) if done.quantity else None,
         price=done.price.quantize(CENT),
+        band_low=band.low,
+        band_high=band.high,
+        price_bound=_bound(model.price, band),
+        price_note=_bound_said(model, band, trading_date),
         fillable_in_one_session=one_session.quantity,
         lapse_reason=closed or one_session.lapse_reason,
         fees=costs.fees.quantize(CENT),
         spread_cost=costs.spread.quantize(CENT),
         impact_cost=costs.impact.quantize(CENT),
         total_cost=costs.total.quantize(CENT),
+    )
+
+
+def _bound(price: Decimal, band: PriceBand) -> str | None:
+    """The edge of the day's band `price` lies past (BAND_LOW, BAND_HIGH), else None."""
+    if price < band.low:
+        return "BAND_LOW"
+    return "BAND_HIGH" if price > band.high else None
+
+
+def _bound_said(model: Fill, band: PriceBand, trading_date: date) -> str | None:
+    """Why a preview's price is the band's edge, not the cost model's, in words (None when it
+    is the model's): a walk past the edge, or one the model cannot price at all (to zero)."""
+    bound = _bound(model.price, band)
+    if bound is None:
+        return None
+    edge, side = (band.low, "below") if bound == "BAND_LOW" else (band.high, "above")
+    walked = (
+        f"cannot price the whole order: its impact ({model.impact:.0%} of the touch) takes the price to zero"
+        if model.price <= 0
+        else f"prices the whole order at {model.price:,.2f}"
+    )
+    return (
+        f"the cost model {walked}, {side} {band.said(trading_date)}; nothing trades outside the band, so the "
+        f"order is priced at its edge, {edge:,.2f}, and the market may not take the whole order there"
     )
 
 

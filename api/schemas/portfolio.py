@@ -662,6 +662,10 @@ class TradePreview(ApiModel):
             "touch_source": "quotes",
             "impact": 0.0031,
             "price": "102.32",
+            "band_low": "86.28",
+            "band_high": "116.72",
+            "price_bound": None,
+            "price_note": None,
             "fillable_in_one_session": 1000,
             "lapse_reason": None,
             "fees": "511.58",
@@ -684,7 +688,18 @@ class TradePreview(ApiModel):
         "(half of a 5% spread)."
     )
     impact: Fraction | None = Field(description="Square-root impact of the whole quantity, a fraction of the touch.")
-    price: Price = Field(description="Per share, touch and impact included.")
+    price: Price = Field(
+        description="Per share, touch and impact included, held within the day's band: where the cost model's "
+        "price lies past it (`price_bound`), the band's edge, the price this order can book at."
+    )
+    band_low: Price = Field(description="The day's price band (15% around the reference price): its lowest price.")
+    band_high: Price = Field(description="The day's price band: its highest price. A trade books within the band.")
+    price_bound: Literal["BAND_LOW", "BAND_HIGH"] | None = Field(
+        description="Null: `price` is the cost model's. BAND_LOW or BAND_HIGH: the model's price for the whole order "
+        "lay past that edge of the band (or could not be priced at all), so `price` is the edge, and fees and costs "
+        "are taken at it; `price_note` says so in words."
+    )
+    price_note: str | None = Field(description="Why `price` is the band's edge, not the model's; null otherwise.")
     fillable_in_one_session: int = Field(description="At most 25% of a session's volume fills; the rest would wait.")
     lapse_reason: str | None
     fees: Money = Field(

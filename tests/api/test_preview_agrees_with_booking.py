@@ -4,11 +4,17 @@ what the preview shows is what booking the same order does.
 - A name with no close in the 60 days before the session: the preview answered 404 while
   booking the same trade answered 422; both are now the booking's refusal, 422
   problem+json titled "Trade rejected" (GraphQL's InvalidInput), saying the same sentence.
+- A sell whose fill walks the price past the day's band (SLOW trades about 3,300 shares a
+  session): the preview showed the cost model's price, 0.00 for a billion shares (and fees
+  of 0.00), or one under the band that booking refuses. The preview now prices it at the
+  band's edge, the lowest price a booking admits, says so (`price_bound`, `price_note`),
+  and the same order booked at that price without fees is charged the fees it showed.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data
@@ -27,3 +33,28 @@ def test_a_name_without_a_recent_close_is_refused_alike_by_its_preview_and_its_b
     refused = data(api, TRADE_MUTATION, api.world.acme_key, {"order": order})["placeTrade"]
     assert (refused["__typename"], refused["message"]) == ("InvalidInput", shown["detail"])
     assert api.acme("GET", "/api/portfolio/trade").json()["items"] == []
+
+
+def test_a_sell_walked_past_the_band_is_shown_at_the_price_and_fees_its_booking_charges(api: Api) -> None:
+    huge = api.acme("GET", PREVIEW, params={"side": "sell", "symbol": "SLOW", "quantity": 10**9}).json()
+    assert (huge["price"], huge["price_bound"]) == (huge["band_low"], "BAND_LOW") and Decimal(huge["price"]) > 0
+    assert huge["price_note"].startswith("the cost model cannot price the whole order") and Decimal(huge["fees"]) > 0
+    held = 1_500_000
+    assert api.acme("POST", "/api/portfolio/cash", json={"amount": "20000000"}).status_code == 201
+    buy = {"side": "BUY", "symbol": "SLOW", "quantity": held, "price": "8.20", "fees": "0"}
+    assert api.acme("POST", "/api/portfolio/trade", json=buy).status_code == 201
+    shown = api.acme("GET", PREVIEW, params={"side": "sell", "symbol": "SLOW", "quantity": held}).json()
+    assert (shown["price"], shown["price_bound"]) == (shown["band_low"], "BAND_LOW"), shown
+    assert f"below the day's band {shown['band_low']}-{shown['band_high']}" in shown["price_note"]
+    assert Decimal(shown["total_cost"]) == sum(Decimal(shown[k]) for k in ("spread_cost", "impact_cost", "fees"))
+    assert (
+        Decimal(shown["spread_cost"]) + Decimal(shown["impact_cost"])
+        == (Decimal(shown["close"]) - Decimal(shown["price"])) * held
+    )
+    sell = {"side": "SELL", "symbol": "SLOW", "quantity": held, "price": shown["price"]}
+    booked = api.acme("POST", "/api/portfolio/trade", json=sell)
+    assert booked.status_code == 201, booked.text
+    assert (booked.json()["price"], booked.json()["fees"]) == (shown["price"], shown["fees"])
+    below = {**sell, "price": f"{Decimal(shown['band_low']) - Decimal('0.01')}"}
+    refused = assert_problem(api.acme("POST", "/api/portfolio/trade", json=below), 422)
+    assert f"the day's band {shown['band_low']}-{shown['band_high']}" in refused["detail"]
