@@ -368,9 +368,10 @@ def price_band(
     it and by that date (`market.reference_close`). A listed name with no close to check
     against (listed before its first session, or not traded in the lookback) is refused,
     TradeRejected (422; GraphQL's InvalidInput), never "not found": the symbol is listed, the
-    request is what cannot be processed; a name `closed` to trading (`closed_to_trading`'s
-    answer, where the caller has it) is refused saying so, as its booking is. A booking and
-    a preview read it alike."""
+    request is what cannot be processed. So is one whose band admits no price of a whole
+    cent (a dividend going ex that reaches the close). A name `closed` to trading
+    (`closed_to_trading`'s answer, where the caller has it) is refused saying so, as its
+    booking is. A booking and a preview read it alike."""
     try:
         reference = reference_close(conn, symbol, trading_date)
     except NotFoundError as error:
@@ -380,7 +381,10 @@ def price_band(
     # band admits, so the edges a refusal prints are prices the band accepts.
     low = (reference.price * (1 - width)).quantize(CENTS, rounding=ROUND_CEILING)
     high = (reference.price * (1 + width)).quantize(CENTS, rounding=ROUND_FLOOR)
-    return PriceBand(reference, width, low, high)
+    band = PriceBand(reference, width, low, high)
+    if high < max(low, CENTS):  # a dividend as large as the close: nothing can be priced or booked
+        raise TradeRejected(closed or f"{name} cannot be checked: {band.said(trading_date)} admits no price")
+    return band
 
 
 def _reference_said(reference: ReferenceClose, trading_date: date) -> str:

@@ -9,6 +9,9 @@ what the preview shows is what booking the same order does.
   of 0.00), or one under the band that booking refuses. The preview now prices it at the
   band's edge, the lowest price a booking admits, says so (`price_bound`, `price_note`),
   and the same order booked at that price without fees is charged the fees it showed.
+- A dividend going ex that reaches the close leaves a band of 0.00-0.00: the preview showed
+  a price, fees and costs of 0.00 (the whole order fillable) that no booking admits; it is
+  now refused as the booking is, the band admitting no price.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from decimal import Decimal
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data
 from tests.api.test_graphql import TRADE_MUTATION
+from tests.api.world import MONDAY
+from tests.portfolio.clients import announce_action
 
 PREVIEW = "/api/portfolio/trade/preview"
 
@@ -58,3 +63,13 @@ def test_a_sell_walked_past_the_band_is_shown_at_the_price_and_fees_its_booking_
     below = {**sell, "price": f"{Decimal(shown['band_low']) - Decimal('0.01')}"}
     refused = assert_problem(api.acme("POST", "/api/portfolio/trade", json=below), 422)
     assert f"the day's band {shown['band_low']}-{shown['band_high']}" in refused["detail"]
+
+
+def test_a_band_that_admits_no_price_is_refused_alike_by_the_preview_and_the_booking(api: Api) -> None:
+    announce_action(api.world.engine, "LIQ", "DIVIDEND", 60.0, MONDAY, "a special dividend above the close")
+    order = {"side": "BUY", "symbol": "LIQ", "quantity": 10, "price": "0.01"}
+    booked = assert_problem(api.acme("POST", "/api/portfolio/trade", json=order), 422, "admits no price")
+    for side in ("buy", "sell"):
+        shown = assert_problem(api.acme("GET", PREVIEW, params={"side": side, "symbol": "LIQ", "quantity": 10}), 422)
+        assert (shown["title"], shown["detail"]) == (booked["title"], booked["detail"])
+    assert "the day's band 0.00-0.00" in booked["detail"]
