@@ -92,7 +92,9 @@ def trade(
     quantity: str = typer.Argument(..., help="Shares: the digits of a whole number."),
     price: str = typer.Argument(..., help="Per share, in whole cents (JMD), e.g. 52.25."),
     fees: str | None = typer.Option(
-        None, help="Fees paid (JMD), in whole cents (0: none). Omitted: the fee schedule's, as a preview shows them."
+        None,
+        help="Fees paid (JMD), in whole cents (0: none). Omitted: the fee schedule's, as `portfolio preview` "
+        "shows them.",
     ),
 ) -> None:
     """Record a manual trade (refused with the reason when it breaks a rule)."""
@@ -102,6 +104,23 @@ def trade(
     shares = parse_quantity(quantity, "the quantity", text=True)
     result = _desk().place_trade(portfolio_id, ManualTrade(side, symbol, shares, price, fees))
     echo_json(result)  # a PlacedTrade, printed by its fields' types
+
+
+@portfolio_app.command("preview")
+@one_line_errors
+def preview(
+    side: str = typer.Argument(..., help="buy or sell."),
+    symbol: str = typer.Argument(...),
+    quantity: str = typer.Argument(..., help="Shares: the digits of a whole number."),
+) -> None:
+    """What the cost model says an order would cost (GET /api/portfolio/trade/preview's answer,
+    refused as its booking is); stores nothing."""
+    from market.money import parse_quantity
+
+    shares = parse_quantity(quantity, "the quantity", text=True)
+    desk = _desk()
+    with desk.engine.connect() as conn:
+        echo_json(desk.preview_trade(conn, side, symbol, shares))
 
 
 @portfolio_app.command("sample-statement")
