@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import date
 
 import strawberry
+from pydantic import ValidationError
 from sqlalchemy import Connection as DatabaseConnection
 from strawberry.types import Info
 
 from api.graphql.pagination import Connection, Page, connection_field, keyed, text
 from api.graphql.permissions import MacroInsightsAccess
+from api.graphql.scalars import Shares
 from api.graphql.types.ai_portfolio import AIPortfolio
 from api.graphql.types.day_analysis import DayAnalysis
 from api.graphql.types.enums import Action, Tercile
@@ -20,9 +22,11 @@ from api.graphql.types.macro_insights import MacroInsights
 from api.graphql.types.market_breadth import MarketBreadth
 from api.graphql.types.model_performance import ModelPerformance
 from api.graphql.types.portfolio import Portfolio
+from api.graphql.types.trade_preview import TradePreview
+from api.schemas.portfolio import TradePreviewIn
 from api.security import caller_portfolio_on
 from desk import PortfolioValuation
-from market.errors import NotFoundError
+from market.errors import InvalidInputError, NotFoundError
 from market.text import asked_symbol
 
 INSTRUMENTS = Page("instruments", default=50, largest=200, key=text)
@@ -95,6 +99,16 @@ class Query:
         summary, view = await ctx.read(valued)
         return Portfolio.build(summary, view.positions)
 
+    @strawberry.field(
+        description="What the cost model says `quantity` shares would cost in a session like the latest, as GET "
+        "/api/portfolio/trade/preview answers; nothing is stored. Refused as booking the order is, with the same "
+        "message and extensions.code BAD_USER_INPUT (REST's 422), e.g. a name with no close to price it from."
+    )
+    async def trade_preview(self, info: Info, side: str, symbol: str, quantity: Shares) -> TradePreview | None:
+        ctx = info.context
+        checked = _preview_order(side, symbol, quantity)
+        return TradePreview.from_preview(await ctx.read(ctx.svc.desk.preview_trade, *checked))
+
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:
         summary, positions = await info.context.read(info.context.svc.desk.ai_portfolio)  # one connection
@@ -149,3 +163,13 @@ class Query:
     )
     async def macro_insights(self, info: Info) -> MacroInsights | None:
         return MacroInsights.from_record(await info.context.read(info.context.svc.desk.macro_insights))
+
+
+def _preview_order(side: str, symbol: str, quantity: int) -> tuple[str, str, int]:
+    """`tradePreview`'s arguments by REST's rules (`TradePreviewIn`), else InvalidInputError."""
+    try:
+        checked = TradePreviewIn.model_validate({"side": side, "symbol": symbol, "quantity": quantity})
+    except ValidationError as error:
+        said = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+        raise InvalidInputError(f"the input failed validation: {said}") from None
+    return checked.side, checked.symbol, checked.quantity

@@ -260,6 +260,17 @@ class AIHistory(CursorPage):
 TradeSide = Literal["buy", "sell", "BUY", "SELL"]
 
 
+class TradePreviewIn(ApiModel):
+    """GraphQL's `tradePreview` arguments, read by the rules REST's preview query and a trade's
+    body read them by (the side, the symbol's length, a trade's bound on the quantity)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    side: TradeSide
+    symbol: str = Field(min_length=1, max_length=20)
+    quantity: int = Field(gt=0, le=MAX_ORDER_SHARES)
+
+
 class ManualTradeIn(ApiModel):
     model_config = ConfigDict(
         extra="forbid",

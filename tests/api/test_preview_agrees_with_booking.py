@@ -3,7 +3,9 @@ what the preview shows is what booking the same order does.
 
 - A name with no close in the 60 days before the session: the preview answered 404 while
   booking the same trade answered 422; both are now the booking's refusal, 422
-  problem+json titled "Trade rejected" (GraphQL's InvalidInput), saying the same sentence.
+  problem+json titled "Trade rejected" (GraphQL: placeTrade's InvalidInput, tradePreview's
+  error coded BAD_USER_INPUT), saying the same sentence. GraphQL's tradePreview answers
+  what REST's preview answers.
 - A sell whose fill walks the price past the day's band (SLOW trades about 3,300 shares a
   session): the preview showed the cost model's price, 0.00 for a billion shares (and fees
   of 0.00), or one under the band that booking refuses. The preview now prices it at the
@@ -20,12 +22,20 @@ from datetime import timedelta
 from decimal import Decimal
 
 from tests.api.conftest import Api, assert_problem
-from tests.api.graph import data
+from tests.api.graph import data, gql, snake
 from tests.api.test_graphql import TRADE_MUTATION
 from tests.api.world import MONDAY
 from tests.portfolio.clients import announce_action
 
 PREVIEW = "/api/portfolio/trade/preview"
+FIELDS = (
+    "symbol side quantity asOf close touch touchSource impact price bandLow bandHigh priceBound priceNote "
+    "fillableInOneSession lapseReason fees spreadCost impactCost totalCost"
+)
+PREVIEW_QUERY = (
+    "query($s: String!, $y: String!, $q: Shares!) "
+    f"{{ tradePreview(side: $s, symbol: $y, quantity: $q) {{ {FIELDS} }} }}"
+)
 
 
 def test_a_name_without_a_recent_close_is_refused_alike_by_its_preview_and_its_booking(api: Api) -> None:
@@ -37,6 +47,8 @@ def test_a_name_without_a_recent_close_is_refused_alike_by_its_preview_and_its_b
     assert shown["detail"] == booked["detail"] and "no price for LIQ in the 60 days" in shown["detail"]
     refused = data(api, TRADE_MUTATION, api.world.acme_key, {"order": order})["placeTrade"]
     assert (refused["__typename"], refused["message"]) == ("InvalidInput", shown["detail"])
+    (error,) = gql(api, PREVIEW_QUERY, api.world.acme_key, {"s": "BUY", "y": "LIQ", "q": 10}).json()["errors"]
+    assert (error["message"], error["extensions"]["code"]) == (shown["detail"], "BAD_USER_INPUT")
     assert api.acme("GET", "/api/portfolio/trade").json()["items"] == []
 
 
@@ -44,6 +56,8 @@ def test_a_sell_walked_past_the_band_is_shown_at_the_price_and_fees_its_booking_
     huge = api.acme("GET", PREVIEW, params={"side": "sell", "symbol": "SLOW", "quantity": 10**9}).json()
     assert (huge["price"], huge["price_bound"]) == (huge["band_low"], "BAND_LOW") and Decimal(huge["price"]) > 0
     assert huge["price_note"].startswith("the cost model cannot price the whole order") and Decimal(huge["fees"]) > 0
+    graph = data(api, PREVIEW_QUERY, api.world.acme_key, {"s": "SELL", "y": "SLOW", "q": 10**9})["tradePreview"]
+    assert snake(graph) == huge  # GraphQL's tradePreview answers what REST's preview answers
     held = 1_500_000
     assert api.acme("POST", "/api/portfolio/cash", json={"amount": "20000000"}).status_code == 201
     buy = {"side": "BUY", "symbol": "SLOW", "quantity": held, "price": "8.20", "fees": "0"}
