@@ -58,6 +58,8 @@ def test_a_sell_walked_past_the_band_is_shown_at_the_price_and_fees_its_booking_
     assert huge["price_note"].startswith("the cost model cannot price the whole order") and Decimal(huge["fees"]) > 0
     graph = data(api, PREVIEW_QUERY, api.world.acme_key, {"s": "SELL", "y": "SLOW", "q": 10**9})["tradePreview"]
     assert snake(graph) == huge  # GraphQL's tradePreview answers what REST's preview answers
+    (past,) = gql(api, PREVIEW_QUERY, api.world.acme_key, {"s": "SELL", "y": "SLOW", "q": 10**9 + 1}).json()["errors"]
+    assert past["extensions"]["code"] == "BAD_USER_INPUT"  # a trade's bound, as REST's preview applies it
     held = 1_500_000
     assert api.acme("POST", "/api/portfolio/cash", json={"amount": "20000000"}).status_code == 201
     buy = {"side": "BUY", "symbol": "SLOW", "quantity": held, "price": "8.20", "fees": "0"}
