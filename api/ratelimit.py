@@ -4,7 +4,9 @@ The estimate at a moment is `hits in this window + hits in the previous window x
 share of the previous window still inside the last 60 s`: smooth like a true sliding
 window, two counters per key instead of a timestamp per request, and no burst of twice
 the limit at a window boundary. A request over the limit is refused (429) and not
-counted, so a client that backs off for `Retry-After` seconds gets through.
+counted, so a client that backs off for `Retry-After` seconds gets through. A request
+may cost more than one (`decide`'s `cost`: a GraphQL mutation, one per write it will
+make): it is admitted whole while all of it fits, else refused whole and counted not at all.
 
 Three stores with one behaviour, chosen once by `counter_store`: `MemoryStore` for a
 single API worker (the embedded default); `DatabaseStore` for several workers, which
@@ -39,6 +41,9 @@ WINDOW_SECONDS = 60
 # the Retry-After of a request the rate-limit store could not count (a Redis that stopped
 # answering, failing over): a client backs off this long rather than retrying at once
 UNAVAILABLE_RETRY_SECONDS = 5
+# the estimate's floating-point error: 15 x (1 - 20/60) is 10.000000000000002, and a
+# request that fits exactly at its Retry-After was refused for it
+ROUNDING = 1e-9
 POLICY_NAME = "per-key"  # a client's keys, counted together
 ADDRESS_POLICY = "per-address"  # requests without a valid key, per client address
 
@@ -64,13 +69,13 @@ class Decision:
 
 
 class CounterStore(Protocol):
-    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
-        """Count one request in `window`; (hits in window, hits in the window before).
+    def hit(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> tuple[int, int]:
+        """Count `amount` requests in `window`; (hits in window, hits in the window before).
         `conn`: the request's connection, which a store in the database writes on rather
         than taking a second one from the pool."""
 
-    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
-        """Take back the request just counted (it was refused)."""
+    def undo(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> None:
+        """Take back the `amount` requests just counted (refused), never below none."""
 
 
 def decide(
@@ -80,23 +85,27 @@ def decide(
     now: float,
     conn: Connection | None = None,
     policy: str = POLICY_NAME,
+    cost: int = 1,
 ) -> Decision:
-    """Count one request on `key_id` against `limit` a minute, under `policy`'s name. The
+    """Count a request of `cost` requests (one, unless a GraphQL mutation's writes make it
+    more) on `key_id` against `limit` a minute, under `policy`'s name: admitted whole while
+    all of it fits, else refused and counted not at all. The
     decision's `reset_seconds` (the RateLimit header's `t`) is the seconds left in this
     minute while requests remain; with none left, the seconds until the next one fits, the
     figure a 429's Retry-After gives: the minute's end was no reset of a sliding window (its
-    hits carry into the next), and a client that waited `t` was refused again."""
+    hits carry into the next), and a client that waited `t` was refused again; a refusal's
+    Retry-After is when all of its `cost` fits."""
     window = int(now // WINDOW_SECONDS)
     elapsed = now - window * WINDOW_SECONDS
-    current, previous = store.hit(key_id, window, conn)
+    current, previous = store.hit(key_id, window, conn, cost)
     carried = previous * (1 - elapsed / WINDOW_SECONDS)
     estimate = current + carried
-    if estimate <= limit:
+    if estimate <= limit + ROUNDING:
         remaining = max(0, math.floor(limit - estimate))
         reset = minute_left(now) if remaining else _retry_after(current, previous, limit, elapsed)
         return Decision(True, limit, remaining, reset, 0, policy)
-    store.undo(key_id, window, conn)
-    wait = _retry_after(current - 1, previous, limit, elapsed)
+    store.undo(key_id, window, conn, cost)
+    wait = _retry_after(current - cost, previous, limit, elapsed, cost)
     return Decision(False, limit, 0, wait, wait, policy)
 
 
@@ -106,15 +115,16 @@ def minute_left(now: float) -> int:
     return max(1, math.ceil(WINDOW_SECONDS - now % WINDOW_SECONDS))
 
 
-def _retry_after(current: int, previous: int, limit: int, elapsed: float) -> int:
-    """Seconds until one more request fits under the limit."""
-    if current + 1 > limit:  # this window alone is full: wait for the next, where it carries over
+def _retry_after(current: int, previous: int, limit: int, elapsed: float, need: int = 1) -> int:
+    """Seconds until `need` more requests fit under the limit; past the limit itself
+    they never do, and this is when the count is empty."""
+    if current + need > limit:  # this window alone is full: wait for the next, where it carries over
         to_next = WINDOW_SECONDS - elapsed
-        # in the next window the estimate is current x (1 - t/60); need it <= limit - 1
-        share = 1 - (limit - 1) / current if current else 0.0
-        return max(1, math.ceil(to_next + max(0.0, share) * WINDOW_SECONDS))
-    # the previous window's carried share must fall to limit - 1 - current
-    needed_share = (limit - 1 - current) / previous if previous else 1.0
+        # in the next window the estimate is current x (1 - t/60); need it <= limit - need
+        share = 1 - (limit - need) / current if current else 0.0
+        return max(1, math.ceil(to_next + min(1.0, max(0.0, share)) * WINDOW_SECONDS))
+    # the previous window's carried share must fall to limit - need - current
+    needed_share = (limit - need - current) / previous if previous else 1.0
     wait = (1 - needed_share) * WINDOW_SECONDS - elapsed
     return max(1, math.ceil(wait))
 
@@ -125,18 +135,18 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._window = 0
 
-    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
+    def hit(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> tuple[int, int]:
         with self._lock:
             if window != self._window:
                 self._counts = {k: v for k, v in self._counts.items() if k[1] >= window - 1}
                 self._window = window
-            self._counts[(key_id, window)] = self._counts.get((key_id, window), 0) + 1
+            self._counts[(key_id, window)] = self._counts.get((key_id, window), 0) + amount
             return self._counts[(key_id, window)], self._counts.get((key_id, window - 1), 0)
 
-    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> None:
         with self._lock:
             if self._counts.get((key_id, window), 0) > 0:
-                self._counts[(key_id, window)] -= 1
+                self._counts[(key_id, window)] = max(0, self._counts[(key_id, window)] - amount)
 
 
 class RedisStore:
@@ -163,17 +173,17 @@ class RedisStore:
     def _key(key_id: str, window: int) -> str:
         return f"ratelimit:{key_id}:{window}"
 
-    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
+    def hit(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> tuple[int, int]:
         try:
-            current = self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS)
+            current = self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS, amount=amount)
             previous = self.storage.get(self._key(key_id, window - 1))
         except self._errors as exc:
             raise self._unavailable(exc) from exc
         return int(current), int(previous)
 
-    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> None:
         try:
-            self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS, amount=-1)
+            self.storage.incr(self._key(key_id, window), 2 * WINDOW_SECONDS, amount=-amount)
         except self._errors as exc:
             raise self._unavailable(exc) from exc
 

@@ -219,23 +219,63 @@ def _admit(request: Request, svc: Services, record: KeyRecord, conn: Connection 
         )
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A request's count (`request.state.counted`): the counter it went to (`counted_as`),
+    the minute it fell in, its decision, and how many requests it cost (one; a GraphQL
+    mutation one per write: `charge`). A refused request's was never kept (`decide`)."""
+
+    counter: str
+    window: int
+    decision: Decision
+    cost: int = 1
+
+    def take_back(self, svc: Services, conn: Connection | None = None) -> None:
+        """Undo the count, if it was kept."""
+        if self.decision.allowed:
+            svc.limiter.undo(self.counter, self.window, conn, self.cost)
+
+
 def refund(request: Request, svc: Services) -> None:
     """Take back the request's count: it was admitted, then refused before any work was done
     for it (`refunded_refusal`: another upload or expensive read of the client still running,
     the service's uploads all busy). A refused request is not counted, as one over the limit
     is not; its RateLimit header then says the count without it. Once per request."""
-    earlier = request_fact(request, "counted")
-    if earlier is None or request_fact(request, "refunded"):
+    earlier: Counted | None = request_fact(request, "counted")
+    if earlier is None or request_fact(request, "refunded") or not earlier.decision.allowed:
         return
-    counter, window, decision = earlier
-    if not decision.allowed:  # refused at admission: `decide` never kept its hit
-        return
-    svc.limiter.undo(counter, window, None)
+    earlier.take_back(svc)
     request.state.refunded = True
     kept = request_fact(request, "rate_limit")
     if kept is not None:  # a request now remains: `t` is the minute's end again (`decide`)
-        remaining = min(kept.limit, kept.remaining + 1)
+        remaining = min(kept.limit, kept.remaining + earlier.cost)
         request.state.rate_limit = replace(kept, remaining=remaining, reset_seconds=minute_left(time.time()))
+
+
+def charge(request: Request, svc: Services, cost: int, what: str) -> None:
+    """Count the request as `cost` requests (a GraphQL mutation: one per write it will
+    make, `what` says so), on the counter and limit its admission counted it on, before
+    any of it runs: the admission's count taken back and the whole cost decided at once
+    (`decide`), so a request that does not fit whole is refused (RateLimitedError: 429,
+    Retry-After when all of it fits) and counted not at all, and its RateLimit headers
+    say what was charged. Nothing for a request not counted (the admin key), refused or
+    refunded, or that cost no more than it was counted. Blocking."""
+    earlier: Counted | None = request_fact(request, "counted")
+    if earlier is None or cost <= earlier.cost or request_fact(request, "refunded") or not earlier.decision.allowed:
+        return
+    earlier.take_back(svc)
+    now, limit = time.time(), earlier.decision.limit
+    decision = decide(svc.limiter, earlier.counter, limit, now, None, earlier.decision.policy, cost)
+    request.state.counted = Counted(earlier.counter, int(now // WINDOW_SECONDS), decision, cost)
+    request.state.rate_limit = decision
+    if decision.allowed:
+        return
+    then = f"send at most {limit} in one" if cost > limit else f"retry in {decision.retry_after} s"
+    raise RateLimitedError(
+        f"{what}, each counted as a request, and they do not all fit the limit of {limit} requests per minute "
+        f"for this key (a client's keys count together): nothing was run; {then}",
+        headers=decision.headers(),
+    )
 
 
 def start_over(request: Request) -> None:
@@ -248,11 +288,9 @@ def start_over(request: Request) -> None:
     the fresh check."""
     state = request.state
     state.principal = state.key_rider = state.answer_key = None
-    earlier = request_fact(request, "counted")
+    earlier: Counted | None = request_fact(request, "counted")
     if earlier is not None and not request_fact(request, "refunded"):
-        counter, window, decision = earlier
-        if decision.allowed:  # a refused hit was never kept (`decide`)
-            _services(request).limiter.undo(counter, window, None)
+        earlier.take_back(_services(request))
     state.counted = state.rate_limit = state.refunded = None
 
 
@@ -315,16 +353,14 @@ def _count(request: Request, svc: Services, counter: str, limit: int, conn: Conn
     that starts over: `KeyCheckedRoute`) keeps the decision it had while its count and its
     key's limit are the same; when either changed meanwhile, its hit (if it was counted: a
     refused request is not) moves to a new decision."""
-    earlier = request_fact(request, "counted")
+    earlier: Counted | None = request_fact(request, "counted")
     if earlier is not None:
-        counted, window, decision = earlier
-        if counted == counter and decision.limit == limit:
-            return decision
-        if decision.allowed:
-            svc.limiter.undo(counted, window, conn)
+        if earlier.counter == counter and earlier.decision.limit == limit:
+            return earlier.decision
+        earlier.take_back(svc, conn)
     now = time.time()
     decision = decide(svc.limiter, counter, limit, now, conn)
-    request.state.counted = (counter, int(now // WINDOW_SECONDS), decision)
+    request.state.counted = Counted(counter, int(now // WINDOW_SECONDS), decision)
     return decision
 
 

@@ -36,21 +36,21 @@ def _unflushed(conn: Connection) -> Iterator[None]:
 
 class DatabaseStore:
     _UPSERT = text(
-        "INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
-        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits"
+        "INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, :n) "
+        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + :n RETURNING hits"
     )
     _PREVIOUS = text("SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :w")
     _BOTH = text(  # Postgres: the upsert in a CTE beside the previous window's read (SQLite has no DML in a CTE)
-        "WITH counted AS (INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
-        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits) "
+        "WITH counted AS (INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, :n) "
+        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + :n RETURNING hits) "
         "SELECT (SELECT hits FROM counted), "
         "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p)"
     )
 
     _ALONE = text(  # Postgres, on a request's connection in autocommit: the whole count in one statement
         "WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true) AS setting), "
-        "counted AS (INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, 1) "
-        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + 1 RETURNING hits) "
+        "counted AS (INSERT INTO rate_limit_counters (key_id, window_start, hits) VALUES (:k, :w, :n) "
+        "ON CONFLICT (key_id, window_start) DO UPDATE SET hits = rate_limit_counters.hits + :n RETURNING hits) "
         "SELECT (SELECT hits FROM counted), "
         "(SELECT hits FROM rate_limit_counters WHERE key_id = :k AND window_start = :p), "
         "(SELECT setting FROM unflushed)"
@@ -96,9 +96,10 @@ class DatabaseStore:
         if reading == "AUTOCOMMIT":  # the request's reads go on without BEGIN/ROLLBACK (api/services.py)
             conn.execution_options(isolation_level="AUTOCOMMIT")
 
-    def hit(self, key_id: str, window: int, conn: Connection | None = None) -> tuple[int, int]:
+    def hit(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> tuple[int, int]:
         if self._alone(conn):
-            current, previous, _ = conn.execute(self._ALONE, {"k": key_id, "w": window, "p": window - 1}).one()
+            counted = {"k": key_id, "w": window, "p": window - 1, "n": amount}
+            current, previous, _ = conn.execute(self._ALONE, counted).one()
             if self._pruned != window:
                 conn.execute(text("DELETE FROM rate_limit_counters WHERE window_start < :w"), {"w": window - 1})
                 self._pruned = window
@@ -106,20 +107,24 @@ class DatabaseStore:
         with self._transaction(conn) as conn:
             if conn.dialect.name == "postgresql":  # one round trip for both counts
                 conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
-                current, previous = conn.execute(self._BOTH, {"k": key_id, "w": window, "p": window - 1}).one()
+                counted = {"k": key_id, "w": window, "p": window - 1, "n": amount}
+                current, previous = conn.execute(self._BOTH, counted).one()
             else:
-                current = conn.execute(self._UPSERT, {"k": key_id, "w": window}).scalar_one()
+                current = conn.execute(self._UPSERT, {"k": key_id, "w": window, "n": amount}).scalar_one()
                 previous = conn.execute(self._PREVIOUS, {"k": key_id, "w": window - 1}).scalar()
             if self._pruned != window:
                 conn.execute(text("DELETE FROM rate_limit_counters WHERE window_start < :w"), {"w": window - 1})
                 self._pruned = window
         return int(current), int(previous or 0)
 
-    _UNDO = text("UPDATE rate_limit_counters SET hits = hits - 1 WHERE key_id = :k AND window_start = :w AND hits > 0")
+    _UNDO = text(
+        "UPDATE rate_limit_counters SET hits = CASE WHEN hits > :n THEN hits - :n ELSE 0 END "
+        "WHERE key_id = :k AND window_start = :w AND hits > 0"
+    )
 
-    def undo(self, key_id: str, window: int, conn: Connection | None = None) -> None:
+    def undo(self, key_id: str, window: int, conn: Connection | None = None, amount: int = 1) -> None:
         if self._alone(conn):  # one statement: its own transaction
-            conn.execute(self._UNDO, {"k": key_id, "w": window})  # type: ignore[union-attr]
+            conn.execute(self._UNDO, {"k": key_id, "w": window, "n": amount})  # type: ignore[union-attr]
             return
         with self._transaction(conn) as conn:
-            conn.execute(self._UNDO, {"k": key_id, "w": window})
+            conn.execute(self._UNDO, {"k": key_id, "w": window, "n": amount})

@@ -3,7 +3,8 @@
 The context is built by the REST key check's own function (api/security.py `check_key`),
 so a GraphQL request is authenticated, tiered and rate limited exactly as a REST one: a
 bad key is an HTTP 401 and an exhausted limit an HTTP 429, both problem+json, counted,
-before the document is parsed. The one exception is the GraphiQL page itself (a browser's
+before the document is parsed (a mutation is then charged its writes, before it runs:
+api/graphql/limits.py `WritesCharged`). The one exception is the GraphiQL page itself (a browser's
 GET without a query), which executes nothing; its requests carry the key you set in its
 headers pane. (A request whose answer may be kept reaches the same check earlier, in its
 route: api/graphql/schema.py `KeptAnswerRoute`, which decodes a GET's parameters first to

@@ -46,20 +46,24 @@ from graphql import (
     type_from_ast,
     value_from_ast,
 )
+from graphql.execution import Executor
+from graphql.execution.collect_fields import collect_fields
 from graphql.execution.values import get_variable_values
 from strawberry.extensions import MaskErrors, SchemaExtension
 from strawberry.schema.exceptions import CannotGetOperationTypeError
 
 from api.jsonbody import MAX_NUMBER_DIGITS, first_unprintable
-from api.security import refund, refunded_refusal
+from api.security import charge, refund, refunded_refusal
 from market.errors import (
     BudgetExceededError,
     ConflictError,
     InvalidInputError,
+    MarketIntelError,
     NotFoundError,
     NotReadyError,
     PermissionDeniedError,
     RateLimitedError,
+    SourceUnavailableError,
 )
 from market.text import unprintable
 
@@ -235,6 +239,53 @@ def _written_answer(info: Any) -> bool:
     field = info.parent_type.fields.get(info.field_name)
     declared = (field.extensions or {}).get("strawberry-definition") if field is not None else None
     return declared is None or declared.base_resolver is None
+
+
+class WritesCharged(SchemaExtension):
+    """A mutation is charged one request per write it will make (`mutation_writes`), on its
+    key's count, once it is valid and before anything executes (`charge`): the request's
+    admission counted one, and a mutation of 15 aliased `moveCash` made 15 writes for that
+    one. An operation whose writes do not all fit is refused whole, and answered as REST's
+    429 (`refused_whole`); a query stays one request, its cost bounded by `CostLimiter`."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None:
+            writes = mutation_writes(
+                context.schema._schema, context.graphql_document, context.variables, context.operation_name
+            )
+            if writes > 1:
+                charge(context.context.request, context.context.svc, writes, f"the operation makes {writes} writes")
+        yield
+
+
+def mutation_writes(
+    schema: GraphQLSchema, document: DocumentNode, variables: dict[str, object] | None, operation_name: str | None
+) -> int:
+    """The root fields a mutation will execute, as graphql-core's execution collects them
+    (its own `collect_fields`, on the variables coerced as execution coerces them): fields
+    under @skip(if: true) or @include(if: false) are not counted, fragments are, and each
+    response name (an alias) is one execution. 0 for a query, or for variables that do not
+    coerce (execution refuses them and runs nothing)."""
+    executor = Executor.build(schema, document, raw_variable_values=variables, operation_name=operation_name)
+    if isinstance(executor, list) or executor.operation.operation != OperationType.MUTATION:
+        return 0
+    root = schema.mutation_type
+    if root is None:
+        return 0
+    return len(collect_fields(schema, executor.fragments, executor.variable_values, root, executor.operation)[0])
+
+
+def refused_whole(result: Any) -> MarketIntelError | None:
+    """An operation's refusal by its key's rate limit before it executed (`WritesCharged`:
+    over the limit, or the limiter's store not answering), which the router answers as
+    REST does (429, 503, with Retry-After); None for any other result (a field's
+    RATE_LIMITED, another expensive read of the client running, is the field's error)."""
+    for error in getattr(result, "errors", None) or ():
+        cause = _cause(error)
+        if error.path is None and isinstance(cause, (RateLimitedError, SourceUnavailableError)):
+            return cause
+    return None
 
 
 class OperationNotNamed(CannotGetOperationTypeError):

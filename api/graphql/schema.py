@@ -1,7 +1,8 @@
 """The schema and the FastAPI router mounted at /graphql.
 
 Batching is off (Strawberry's default: no `batching_config`), so one HTTP request is one
-operation, counted once against the key's rate limit and capped by one cost estimate.
+operation, capped by one cost estimate and counted against the key's rate limit as one
+request, a mutation as one per write it will make (api/graphql/limits.py `WritesCharged`).
 Introspection and GraphiQL are on by default for developers; `graphql_introspection=false`
 turns both off. GET is accepted for queries (never mutations), as the GraphQL-over-HTTP
 spec allows; a key is required either way, so cross-site requests cannot act.
@@ -41,7 +42,9 @@ from api.graphql.limits import (
     LongNumbers,
     OneOperation,
     OperationBudget,
+    WritesCharged,
     error_code,
+    refused_whole,
     unexpected,
 )
 from api.graphql.mutation import Mutation
@@ -85,6 +88,7 @@ def _schema(introspection: bool, max_depth: int, max_tokens: int, max_aliases: i
         LongNumbers,
         lambda: CostLimiter(max_cost),
         ControlCharacters,
+        WritesCharged,
         OperationBudget,
     ]
     if not introspection:
@@ -179,6 +183,9 @@ class StrictGraphQLRouter(GraphQLRouter):
         def timed() -> Any:
             budget.restart()  # the budget counts from the operation's turn, not from its wait for one
             result = asyncio.run(operation)
+            refused = refused_whole(result)
+            if refused is not None:  # over the key's limit before anything ran: REST's 429
+                raise refused
             if result.data:
                 result.data = conform(result.data)  # the response contract, as REST's (api/contract.py)
             return result

@@ -219,9 +219,9 @@ class FailureCounter:
         self.failures = 0
         hit = limiter.hit
 
-        def counted(key_id: str, window: int, conn: Any = None) -> tuple[int, int]:
+        def counted(key_id: str, window: int, conn: Any = None, amount: int = 1) -> tuple[int, int]:
             self.failures += key_id.startswith("unauthenticated:")
-            return hit(key_id, window, conn)
+            return hit(key_id, window, conn, amount)
 
         limiter.hit = counted
 

@@ -59,6 +59,42 @@ def test_retry_after_is_enough_and_tight(limit: int, burst: int, offset: float, 
 
 
 @hsettings(max_examples=200, deadline=None)
+@given(
+    limit=st.integers(1, 50),
+    cost=st.integers(2, 60),
+    burst=st.integers(0, 120),
+    offset=st.floats(0, 59.9),
+    spread=st.floats(0, 100),
+)
+def test_a_request_of_several_is_counted_whole_or_refused_whole_and_retry_after_is_when_it_fits(
+    limit: int, cost: int, burst: int, offset: float, spread: float
+) -> None:
+    """A GraphQL mutation of `cost` writes is `cost` requests: admitted while all of them
+    fit, else refused and counted not at all, its Retry-After when all of them fit (enough
+    and not more than needed); past the limit itself it never fits."""
+    store = MemoryStore()
+    start = 8_000 * WINDOW_SECONDS + offset
+    moment = start
+    for i in range(burst):
+        moment = start + spread * i / max(1, burst)
+        decide(store, "k", limit, moment)
+    before = {k: v for k, v in store._counts.items() if v}
+    decision = decide(store, "k", limit, moment, cost=cost)
+    if decision.allowed:
+        assert decision.remaining + cost <= limit
+        return
+    assert {k: v for k, v in store._counts.items() if v} == before  # refused whole: nothing of it counted
+    if cost > limit:
+        assert not decide(store, "k", limit, moment + 10 * WINDOW_SECONDS, cost=cost).allowed
+        return
+    if decision.retry_after > 1:
+        early = MemoryStore()
+        early._counts, early._window = dict(store._counts), store._window
+        assert not decide(early, "k", limit, moment + decision.retry_after - 1.001, cost=cost).allowed
+    assert decide(store, "k", limit, moment + decision.retry_after, cost=cost).allowed
+
+
+@hsettings(max_examples=200, deadline=None)
 @given(limit=st.integers(1, 50), burst=st.integers(1, 120), offset=st.floats(0, 59.9), spread=st.floats(0, 100))
 def test_ratelimit_t_with_nothing_remaining_is_when_the_next_request_fits(
     limit: int, burst: int, offset: float, spread: float
@@ -127,6 +163,7 @@ def test_database_store_on_sqlite_matches_memory(tmp_path) -> None:
     for i in range(12):
         moment = now + i * 7.5
         assert decide(memory, "k", 5, moment) == decide(database, "k", 5, moment)
+        assert decide(memory, "k", 5, moment, cost=i % 4) == decide(database, "k", 5, moment, cost=i % 4)
 
 
 def test_redis_store_matches_memory(redis_url: tuple[str, str]) -> None:
@@ -135,6 +172,7 @@ def test_redis_store_matches_memory(redis_url: tuple[str, str]) -> None:
     for i in range(12):
         moment = now + i * 7.5
         assert decide(memory, "k", 5, moment) == decide(shared, "k", 5, moment)
+        assert decide(memory, "k", 5, moment, cost=i % 4) == decide(shared, "k", 5, moment, cost=i % 4)
 
 
 def test_the_embedded_default_needs_no_redis_and_a_dead_redis_stops_start_up(tmp_path: Path) -> None:
