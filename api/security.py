@@ -230,25 +230,31 @@ class Counted:
     decision: Decision
     cost: int = 1
 
-    def take_back(self, svc: Services, conn: Connection | None = None) -> None:
-        """Undo the count, if it was kept."""
+    def take_back(self, svc: Services, conn: Connection | None = None, amount: int | None = None) -> None:
+        """Undo the count (`amount` of it, else all), if it was kept."""
         if self.decision.allowed:
-            svc.limiter.undo(self.counter, self.window, conn, self.cost)
+            svc.limiter.undo(self.counter, self.window, conn, self.cost if amount is None else amount)
 
 
-def refund(request: Request, svc: Services) -> None:
+def refund(request: Request, svc: Services, unrun: int | None = None) -> None:
     """Take back the request's count: it was admitted, then refused before any work was done
     for it (`refunded_refusal`: another upload or expensive read of the client still running,
     the service's uploads all busy). A refused request is not counted, as one over the limit
-    is not; its RateLimit header then says the count without it. Once per request."""
+    is not; its RateLimit header then says the count without it. Once per request. With
+    `unrun`, only that many of what it was charged (`charge`): a mutation's writes that were
+    not run (its budget spent before they began), the ones that were made still counted."""
     earlier: Counted | None = request_fact(request, "counted")
     if earlier is None or request_fact(request, "refunded") or not earlier.decision.allowed:
         return
-    earlier.take_back(svc)
-    request.state.refunded = True
+    back = earlier.cost if unrun is None else min(unrun, earlier.cost)
+    earlier.take_back(svc, None, back)
+    if back == earlier.cost:
+        request.state.refunded = True
+    else:
+        request.state.counted = replace(earlier, cost=earlier.cost - back)
     kept = request_fact(request, "rate_limit")
     if kept is not None:  # a request now remains: `t` is the minute's end again (`decide`)
-        remaining = min(kept.limit, kept.remaining + earlier.cost)
+        remaining = min(kept.limit, kept.remaining + back)
         request.state.rate_limit = replace(kept, remaining=remaining, reset_seconds=minute_left(time.time()))
 
 

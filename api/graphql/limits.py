@@ -225,6 +225,17 @@ class OperationBudget(SchemaExtension):
         return _next(root, info, *args, **kwargs)
 
 
+def unrun_writes(execution: Any, errors: list[GraphQLError]) -> int:
+    """How many of a mutation's writes were not run: its root fields refused because the
+    operation's budget was spent before they began (`OperationBudget`), each charged as a
+    request (`WritesCharged`) and given back, as a request refused without its work done is
+    (api/security.py `refund`). 0 for a query, whose one request did its work."""
+    unrun = sum(1 for e in errors if _at_a_root(e) and isinstance(_cause(e), BudgetExceededError))
+    if not unrun or execution.graphql_document is None:
+        return 0
+    return unrun if execution.operation_type.value == OperationType.MUTATION.value else 0
+
+
 def _a_write(info: Any) -> bool:
     """Whether the field resolving is a mutation's root field: a write."""
     return info.operation.operation == OperationType.MUTATION and info.path.prev is None
@@ -471,13 +482,16 @@ class ErrorPolicy(MaskErrors):
     def _process_result(self, result: object) -> None:
         """The errors coded and masked; an operation that answered nothing because it was
         refused after admission (another expensive read of the client running, the
-        uploads busy) is not counted against the key's limit, as on REST."""
+        uploads busy) is not counted against the key's limit, as on REST, nor is a
+        mutation's write that was not run (`unrun_writes`)."""
         super()._process_result(result)
         errors = getattr(result, "errors", None) or []
         data = getattr(result, "data", None)
+        context = self.execution_context.context
         if any(refunded_refusal(_cause(e)) for e in errors) and not any((data or {}).values()):
-            context = self.execution_context.context
             refund(context.request, context.svc)
+        elif unrun := unrun_writes(self.execution_context, errors):
+            refund(context.request, context.svc, unrun)
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         processed, over_budget = [], False

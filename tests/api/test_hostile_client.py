@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import pytest
 
 import desk.desk as application
@@ -29,6 +30,10 @@ NEW_LISTING = {"symbol": "NEW", "name": "New Ltd", "board": "MAIN", "currency": 
 
 def _trades(api: Api) -> int:
     return len(api.acme("GET", "/api/portfolio/trade").json()["items"])
+
+
+def _remaining(response: httpx.Response) -> int:
+    return int(response.headers["RateLimit"].split(";r=")[1].split(";")[0])
 
 
 def test_a_trade_of_a_listed_name_with_no_close_is_refused_with_the_reason(api: Api) -> None:
@@ -139,13 +144,19 @@ def test_a_write_refused_for_the_budget_does_not_take_an_earlier_writes_answer(
     the portfolio's lock): the second is refused before it begins, and its error nulled
     the whole `data` (the root fields were non-null), the first trade's answer with it,
     though it was booked: a client that retried bought twice. The first is answered, the
-    second null with BUDGET_EXCEEDED saying it was not made, and one trade is booked."""
+    second null with BUDGET_EXCEEDED saying it was not made, and one trade is booked:
+    the one write made is the one request counted of the three charged."""
     trade = '(order: {side: "BUY", symbol: "LIQ", quantity: %d, price: "52.00"}) { ... on TradePlaced { tradeId } }'
     with _slow_trades(unmade_settings, monkeypatch) as api:
-        before = _trades(api)
+        listed = api.acme("GET", "/api/portfolio/trade")
+        before = len(listed.json()["items"])
         writes = f"a: placeTrade{trade % 5} b: placeTrade{trade % 7} c: placeTrade{trade % 9}"
-        body = gql(api, f"mutation {{ {writes} }}", api.world.acme_key).json()
-        trades = api.acme("GET", "/api/portfolio/trade").json()["items"]
+        answer = gql(api, f"mutation {{ {writes} }}", api.world.acme_key)
+        body = answer.json()
+        after = api.acme("GET", "/api/portfolio/trade")
+        trades = after.json()["items"]
+    assert _remaining(answer) == _remaining(listed) - 1, answer.headers["RateLimit"]
+    assert _remaining(after) == _remaining(listed) - 2  # the count itself, not only the header
     assert len(trades) == before + 1 and trades[-1]["quantity"] == 5, trades[-1]
     assert body["data"]["a"]["tradeId"] == trades[-1]["trade_id"] and body["data"]["b"] is None, body
     assert body["data"]["c"] is None  # each write not run says so at its own path (c's error was dropped)
