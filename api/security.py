@@ -276,7 +276,7 @@ def charge(request: Request, svc: Services, cost: int, what: str) -> None:
     request.state.rate_limit = decision
     if decision.allowed:
         return
-    then = f"send at most {limit} in one" if cost > limit else f"retry in {decision.retry_after} s"
+    then = f"it never fits: send at most {limit} at once" if cost > limit else f"retry in {decision.retry_after} s"
     raise RateLimitedError(
         f"{what}, each counted as a request, and they do not all fit the limit of {limit} requests per minute "
         f"for this key (a client's keys count together): nothing was run; {then}",

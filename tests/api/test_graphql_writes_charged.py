@@ -56,7 +56,7 @@ def test_a_mutation_whose_writes_do_not_all_fit_is_refused_whole_and_writes_noth
     with _limited(api, counted_in, 5) as acme:
         booked = _movements(acme)  # one request: four left
         refused = acme("POST", "/graphql", json=_deposits(15))
-        assert_problem(refused, 429, "15 writes", "nothing was run")
+        assert_problem(refused, 429, "15 writes", "nothing was run", "never fits: send at most 5 at once")
         assert int(refused.headers["Retry-After"]) >= 1 and _remaining(refused) == 0
         assert _movements(acme) == booked  # nothing booked, and the refusal counted nothing: three left
         four = acme("POST", "/graphql", json=_deposits(4))
