@@ -30,7 +30,8 @@ policy only money leaving the service is held back, a trade keeps the money insi
 A
 portfolio synchronised to a broker statement takes its cash from the statement: the
 dividends with an ex-date on or before the last synchronisation are in that balance
-already, so only later ones are credited. A split before the ex-date counts the shares
+already, so only later ones are credited (the sync itself settles those on the holdings
+it leaves: `synced`). A split before the ex-date counts the shares
 on the new count, as the ledger does (`store.splits`).
 """
 
@@ -258,11 +259,14 @@ class DividendCredit:
         }
 
 
-def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list[CreditedDividend]:
+def credit_dividends(
+    conn: Connection, portfolio_id: str, through: date, synced: date | None = None
+) -> list[CreditedDividend]:
     """Append what the portfolio is owed for dividends with an ex-date up to `through`;
     returns what was credited (symbol, ex_date, shares, per_share, amount, entry_id; nothing
-    on a re-run). Call inside `portfolio_transaction`."""
-    book = dividend_book(conn, portfolio_id, through)
+    on a re-run). `synced`: the date of a statement being synchronised in this transaction,
+    not yet recorded (`dividend_book`). Call inside `portfolio_transaction`."""
+    book = dividend_book(conn, portfolio_id, through, synced)
     if not book.notices:
         return []
     owed = dividends_due(book, portfolio_id, ledger.cash_balance(conn, portfolio_id), utc_now())
@@ -270,14 +274,16 @@ def credit_dividends(conn: Connection, portfolio_id: str, through: date) -> list
     return [c.report() for c in owed]
 
 
-def dividend_book(conn: Connection, portfolio_id: str, through: date) -> DividendBook:
+def dividend_book(conn: Connection, portfolio_id: str, through: date, synced: date | None = None) -> DividendBook:
     """The read step of `credit_dividends`: the notices up to `through` of the names the
     portfolio traded and those their renames carried them on under (after its last
-    statement synchronisation), and, when there are any, its dividend entries and splits."""
+    statement synchronisation, or `synced`, the date of the statement a sync is recording
+    now: portfolio/statements.py), and, when there are any, its dividend entries and splits."""
     trades = ledger.ledger_rows(conn, portfolio_id)
     splits = stored_splits(conn, through, {t["symbol"] for t in trades})
     held = {t["symbol"] for t in trades} | {s.new_symbol for s in splits if s.new_symbol is not None}
-    notices = announced(conn, held, through, last_statement_sync(conn, portfolio_id))
+    last = max((d for d in (last_statement_sync(conn, portfolio_id), synced) if d is not None), default=None)
+    notices = announced(conn, held, through, last)
     if not notices:
         return DividendBook(trades, notices)
     c = tables.cash_entries.c

@@ -50,7 +50,10 @@ whose cost basis still differs from the statement's average cost a sale at the b
 average cost and a buy back at the statement's (`_rebased`), dated the statement's day,
 which move no cash; then one
 RECONCILIATION cash entry, effective at that day's close, that brings the cash the ledger
-held at the end of that day to the statement's balance. What the ledger records after the
+held at the end of that day to the statement's balance, then the dividends going ex after
+the statement's day are settled on the holdings it leaves (`dividends.credit_dividends`:
+one credited on shares the statement says were sold before its ex-date is taken back, one
+on shares it brings in is credited). What the ledger records after the
 statement's day (trades, deposits, fees) is kept on top: the book after a sync is the
 statement plus what happened since, and a statement whose cash or holdings cannot carry
 what happened since is refused with the reason, as is one dated before the last statement
@@ -100,7 +103,7 @@ from market.money import (
 )
 from market.settings import Settings
 from market.text import PRINTED_TICKER
-from portfolio import ledger
+from portfolio import dividends, ledger
 from portfolio.ledger import TradeRequest
 from portfolio.market import known_symbols, trading_currency
 from portfolio.statement_checks import NameRecord, holding_refusal, name_records, price_warning
@@ -751,7 +754,8 @@ def _synchronise(
 ) -> tuple[list[Change], list[str]]:
     """The sync of a checked statement (`_acceptable`): a STATEMENT_SYNC trade per holding
     that differs (on the statement date's share count), then the RECONCILIATION of the
-    cash, then what the ledger carries on top of the statement; returns the changes and
+    cash, the dividends going ex after the statement on its holdings, then what the ledger
+    carries on top of the statement (its cash now with them); returns the changes and
     the warnings of the prices booked (statement_checks)."""
     _acceptable(conn, parsed, exchange_date(moment))
     synced = _synced(conn, portfolio_id)
@@ -771,6 +775,9 @@ def _synchronise(
     if reconciled is not None:
         before, after = reconciled
         changes.append({"cash_before": money_display(before), "cash_after": money_display(after)})
+    # the dividends going ex after the statement, settled on the holdings it gives the book
+    dividends.credit_dividends(conn, portfolio_id, exchange_date(moment), synced=parsed.as_of)
+    later = _cash_after(conn, portfolio_id, parsed.as_of)
     since = [t for t in ledger.ledger_rows(conn, portfolio_id) if t["trading_date"] > parsed.as_of]
     if since or later:
         changes.append(

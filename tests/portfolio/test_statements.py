@@ -23,6 +23,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
 from tests.pdf_samples import long_line_pdf, relabelled_pdf, text_pdf
+from tests.portfolio.clients import announce_action
 from tests.portfolio.seed import CALENDAR, price_row, seed_market
 
 NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
@@ -772,6 +773,34 @@ def test_a_weekend_deposit_is_kept_on_top_of_the_fridays_statement(client, weeke
     assert result["changes"][-1]["carried"]["cash_movements_after"] == 1  # the Saturday deposit
     held, cash, _ = _state(engine, portfolio_id)
     assert held == {} and cash == Decimal("300000")
+
+
+def test_a_sync_settles_the_dividends_going_ex_after_it_on_the_statements_holdings(client) -> None:
+    """LIQ's dividend of 1.00 goes ex on Wednesday 11-18 and is credited on the 1,000 shares
+    the book held (6,100). The broker's statement of Tuesday 11-17 holds none: the sync sold
+    them before the ex-date but kept the 1,000 the book was credited for them, shown in the
+    answer's cash_now and the balance until the next trade or cash movement took it back
+    unasked. A correction of that day holding them again is owed it again."""
+    engine, settings, portfolio_id = client
+    held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50"), Decimal("52"))]
+    statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 12), held, Decimal("5000"))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 18, 0, tzinfo=UTC))
+    announce_action(engine, "LIQ", "DIVIDEND", 1.0, date(2026, 11, 18), "dividend of 1.00")
+    move_cash(engine, portfolio_id, "100", now=datetime(2026, 11, 19, 18, 0, tzinfo=UTC))  # credits it
+    assert _state(engine, portfolio_id)[1] == Decimal("6100")
+    tuesday = date(2026, 11, 17)
+    result = import_statement(
+        engine,
+        settings,
+        portfolio_id,
+        holdings_statement("KC-10042", "Acme Ltd", tuesday, [], Decimal("57000")),
+        now=NOW,
+    )
+    assert Decimal(result["changes"][-1]["carried"]["cash_now"]) == Decimal("57100")
+    assert _state(engine, portfolio_id)[:2] == ({}, Decimal("57100"))
+    corrected = holdings_statement("KC-10042", "Acme Ltd", tuesday, held, Decimal("5000"))
+    assert import_statement(engine, settings, portfolio_id, corrected, now=NOW)["status"] == "SYNCED"
+    assert _state(engine, portfolio_id)[1] == Decimal("6100")
 
 
 def test_a_stated_average_cost_past_six_places_is_the_cost_basis_to_the_cent(client) -> None:
