@@ -44,8 +44,8 @@ can explain it and only the cost basis rests on it.
 
 Synchronisation appends reconciling entries and never rewrites history: for each symbol
 whose holding differs, a STATEMENT_SYNC trade for the difference (buys priced so that the
-book's cost basis is the statement's average cost x quantity, or the ledger's last price
-for the symbol; sells at the statement's market price or last price), and for a holding
+book's cost basis is the statement's average cost x quantity, or the price of the ledger's
+latest-dated trade of the symbol; sells at the statement's market price or that price), and for a holding
 whose cost basis still differs from the statement's average cost a sale at the book's
 average cost and a buy back at the statement's (`_rebased`), dated the statement's day,
 which move no cash; then one
@@ -421,7 +421,8 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
             f"numbers do not add up: the last balance is {balance:,.2f}, the closing cash balance {cash:,.2f}"
         )
     unread = _unread(opened + closed, QUANTITY_ROW)
-    return ParsedStatement("transactions-ledger", as_of, cash, closing, last_price, dict(last_price), unread)
+    prices = {symbol: price for symbol, (_, price) in last_price.items()}
+    return ParsedStatement("transactions-ledger", as_of, cash, closing, prices, dict(prices), unread)
 
 
 def _ledger_rows(lines: list[str]) -> list[re.Match[str]]:
@@ -487,9 +488,13 @@ def _row_day(row: re.Match[str], first: tuple[date, str], last: date) -> date:
     return day
 
 
-def _posted(row: re.Match[str], balance: Decimal, held: dict[str, int], last_price: dict[str, Decimal]) -> Decimal:
+def _posted(
+    row: re.Match[str], balance: Decimal, held: dict[str, int], last_price: dict[str, tuple[str, Decimal]]
+) -> Decimal:
     """The balance after a ledger row, which must be `balance` plus its amount; a trade is
-    held to its quantity x price and moves `held` and `last_price`."""
+    held to its quantity x price and moves `held` and `last_price` (by symbol, the day and
+    price of its latest-dated trade, the later row of a day: a row printed after one of a
+    later day does not replace its price, as the last row in print order did)."""
     day, kind, symbol = row.group(1), row.group(2), row.group(3)
     amount, stated = _number(row.group(6), f"{day} {kind} amount"), _number(row.group(7), f"{day} {kind} balance")
     if abs(balance + amount - stated) > TOLERANCE:
@@ -505,7 +510,8 @@ def _posted(row: re.Match[str], balance: Decimal, held: dict[str, int], last_pri
                 f"numbers do not add up: {day} {kind} {quantity:,} {symbol} at {price:,.2f} is not {amount:,.2f}"
             )
         held[symbol] = held.get(symbol, 0) + (quantity if kind == "BUY" else -quantity)
-        last_price[symbol] = price
+        if day >= last_price.get(symbol, ("", price))[0]:
+            last_price[symbol] = (day, price)
     return stated
 
 

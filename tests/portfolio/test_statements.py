@@ -775,6 +775,23 @@ def test_a_weekend_deposit_is_kept_on_top_of_the_fridays_statement(client, weeke
     assert held == {} and cash == Decimal("300000")
 
 
+def test_a_ledger_printed_out_of_date_order_prices_what_it_brings_in_at_its_latest_trade(client) -> None:
+    """An activity statement prints its 11-10 buy at 52 above its 11-03 buy at 40 (the running
+    balance follows the print). The 2,000 LIQ it brings in were booked at 40, the last row in
+    print order: a cost basis of 80,000 at a week-old price, where the latest trade says 52."""
+    engine, settings, portfolio_id = client
+    rows = [
+        Activity(date(2026, 11, 10), "BUY", "LIQ", 1_000, Decimal("52"), Decimal("-52000")),
+        Activity(date(2026, 11, 3), "BUY", "LIQ", 1_000, Decimal("40"), Decimal("-40000")),
+    ]
+    pdf = ledger_statement(Ledger("IT-77", "Acme Ltd", date(2026, 11, 2), AS_OF, Decimal("100000"), {}, rows))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert [(c["symbol"], c["quantity"], Decimal(c["price"])) for c in result["changes"] if "symbol" in c] == [
+        ("LIQ", 2000, Decimal("52"))
+    ]
+    assert _state(engine, portfolio_id)[0] == {"LIQ": (2000, Decimal("52"))}
+
+
 def test_a_sync_settles_the_dividends_going_ex_after_it_on_the_statements_holdings(client) -> None:
     """LIQ's dividend of 1.00 goes ex on Wednesday 11-18 and is credited on the 1,000 shares
     the book held (6,100). The broker's statement of Tuesday 11-17 holds none: the sync sold
