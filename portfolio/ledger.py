@@ -595,6 +595,26 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
     return price, fees
 
 
+def record_trades(conn: Connection, requests: Sequence[TradeRequest], *, moves_cash: bool = True) -> None:
+    """Trades booked as one, in their order: each checked against the ledger with the ones
+    before it (`check_trade`), and the ledger with all of them replayed once (`_replays`),
+    so a pair whose first alone would not replay is booked whole (a statement sync's sale
+    of a holding at its cost basis and buy-back at the statement's, which a later sale of
+    the name needs the shares of). Nothing is stored when one is refused. Call inside
+    `portfolio_transaction`."""
+    trades = ledger_rows(conn, requests[0].portfolio_id) if requests else []
+    splits = stored_splits(conn, None, {t["symbol"] for t in trades} | {r.symbol for r in requests})
+    cash = cash_balance(conn, requests[0].portfolio_id) if requests else ZERO
+    checked: list[CheckedTrade] = []
+    for request in requests:
+        booked = [*trades, *(c.replayed for c in checked)]
+        checked.append(check_trade(request, booked, splits, cash, moves_cash=moves_cash, replays=False))
+        cash = balance_after(cash, checked[-1].entries)
+    _replays([*trades, *(c.replayed for c in checked)], splits)
+    for trade in checked:
+        append_trade(conn, trade)
+
+
 def check_trade(
     request: TradeRequest,
     trades: list[LedgerRow],
@@ -602,12 +622,14 @@ def check_trade(
     cash: Decimal,
     *,
     moves_cash: bool = True,
+    replays: bool = True,
 ) -> CheckedTrade:
     """The trade checked against a ledger read beforehand, touching no store: `trades` as
     `ledger_rows` reads them, `splits` every stored split of their symbols and the
     request's (any ex-date), `cash` the balance. Refuses (TradeRejected) what
     `record_trade` refuses, with the same messages; a trade under a symbol renamed on or
-    before its trading date is refused naming the new symbol (`renamed_said`)."""
+    before its trading date is refused naming the new symbol (`renamed_said`).
+    `replays=False`: the whole ledger's replay is left to the caller (`record_trades`)."""
     price, fees = _terms(request)
     rename = renamed_on(splits, request.symbol, request.trading_date)
     if rename is not None:
@@ -620,13 +642,19 @@ def check_trade(
     if moves_cash:
         _check_cash(request, gross, fees, cash)
     checked = CheckedTrade(_trade_row(request, price, fees), _trade_entries(request, gross, fees, moves_cash), gross)
-    # the whole ledger with this trade must still replay: a back-dated sell may not undo a
-    # later one (a trade entered now is entered knowing every stored split: recorded_at None)
+    if replays:
+        _replays([*trades, checked.replayed], splits)
+    return checked
+
+
+def _replays(trades: list[LedgerRow], splits: list[Split]) -> None:
+    """TradeRejected unless the whole ledger with the trades being entered still replays: a
+    back-dated sell may not undo a later one (a trade entered now is entered knowing every
+    stored split: recorded_at None)."""
     try:
-        replay([*trades, checked.replayed], splits)
+        replay(trades, splits)
     except InvalidInputError as exc:
         raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
-    return checked
 
 
 def short_sale(request: TradeRequest, held_quantity: int, trades: list[LedgerRow], splits: Iterable[Split]) -> str:

@@ -999,15 +999,15 @@ def _rebased(sync: _Sync, symbol: str, target: Decimal) -> list[HoldingSynced]:
     cost basis is not the statement's `target` (to the cent): the ledger holds a cost
     basis only through trades, so the holding is sold at its own cost basis (no gain or
     loss) and bought back at the statement's, each in lots at the ledger's scale
-    (`_book_lots`), both moving no cash; the statement's day becomes its purchase date."""
+    (`_lots_of`), both moving no cash and booked as one (`_book`: a later sale of the name
+    needs the shares bought back, not the holding of none between them, which refused the
+    statement); the statement's day becomes its purchase date."""
     position = ledger.holdings(sync.conn, sync.portfolio_id, sync.parsed.as_of)[symbol]
     if abs(position.cost_basis - target) < CENTS:
         return []
     quantity = position.quantity
-    return [
-        *_book_lots(sync, symbol, quantity, 0, position.cost_basis),
-        *_book_lots(sync, symbol, 0, quantity, target),
-    ]
+    sold = _lots_of(sync, symbol, quantity, 0, position.cost_basis)
+    return _book(sync, [*sold, *_lots_of(sync, symbol, 0, quantity, target)])
 
 
 def _lots(total: Decimal, quantity: int) -> list[tuple[int, Decimal]]:
@@ -1024,19 +1024,48 @@ def _lots(total: Decimal, quantity: int) -> list[tuple[int, Decimal]]:
 
 
 def _book_lots(sync: _Sync, symbol: str, before: int, after: int, total: Decimal) -> list[HoldingSynced]:
+    """The STATEMENT_SYNC trades of `_lots_of`, booked."""
+    return _book(sync, _lots_of(sync, symbol, before, after, total))
+
+
+def _lots_of(sync: _Sync, symbol: str, before: int, after: int, total: Decimal) -> list[_SyncTrade]:
     """The STATEMENT_SYNC trades from `before` to `after` shares whose value is `total` to
     the ledger's scale (`_lots`): a buy adds exactly that cost basis, a sale of the whole
     holding at its cost basis realises nothing."""
     side, sign, synced = ("BUY", 1, []) if after > before else ("SELL", -1, [])
     for quantity, price in _lots(total, abs(after - before)):
-        synced.append(_book_sync(sync, symbol, side, before, before + sign * quantity, price))
+        synced.append(_sync_trade(sync, symbol, side, before, before + sign * quantity, price))
         before += sign * quantity
     return synced
 
 
 def _book_sync(sync: _Sync, symbol: str, side: str, before: int, after: int, price: Decimal) -> HoldingSynced:
-    """One STATEMENT_SYNC trade from `before` to `after` shares at `price`, moving no cash
-    (StatementRejected naming the line when the ledger cannot hold it)."""
+    """One STATEMENT_SYNC trade from `before` to `after` shares at `price`, booked."""
+    return _book(sync, [_sync_trade(sync, symbol, side, before, after, price)])[0]
+
+
+def _book(sync: _Sync, trades: list[_SyncTrade]) -> list[HoldingSynced]:
+    """STATEMENT_SYNC trades booked as one (`ledger.record_trades`), moving no cash
+    (StatementRejected naming the line when the ledger cannot hold them)."""
+    try:
+        ledger.record_trades(sync.conn, [t.request for t in trades], moves_cash=False)
+    except ledger.TradeRejected as error:  # a figure the ledger cannot hold: the line refused, the attempt kept
+        symbol = trades[0].synced.symbol
+        line = f"{symbol} line" if symbol in sync.parsed.holdings else f"holding of no {symbol} (it lists none)"
+        raise StatementRejected(f"the statement's {line} cannot be booked: {error.detail}") from None
+    return [t.synced for t in trades]
+
+
+@dataclass(frozen=True)
+class _SyncTrade:
+    """A STATEMENT_SYNC trade to book, and the change it makes."""
+
+    request: TradeRequest
+    synced: HoldingSynced
+
+
+def _sync_trade(sync: _Sync, symbol: str, side: str, before: int, after: int, price: Decimal) -> _SyncTrade:
+    """The STATEMENT_SYNC trade from `before` to `after` shares at `price`."""
     parsed = sync.parsed
     request = TradeRequest(
         portfolio_id=sync.portfolio_id,
@@ -1054,11 +1083,7 @@ def _book_sync(sync: _Sync, symbol: str, side: str, before: int, after: int, pri
         },
         trade_id=f"SYNC-{uuid.uuid4().hex}",
     )
-    try:
-        ledger.record_trade(sync.conn, request, moves_cash=False)
-    except ledger.TradeRejected as error:  # a figure the ledger cannot hold: the line refused, the attempt kept
-        raise StatementRejected(f"the statement's {symbol} line cannot be booked: {error.detail}") from None
-    return HoldingSynced(symbol, side, abs(after - before), price, before, after)
+    return _SyncTrade(request, HoldingSynced(symbol, side, abs(after - before), price, before, after))
 
 
 def _sync_cash(

@@ -792,6 +792,24 @@ def test_a_ledger_printed_out_of_date_order_prices_what_it_brings_in_at_its_late
     assert _state(engine, portfolio_id)[0] == {"LIQ": (2000, Decimal("52"))}
 
 
+def test_a_cost_basis_restated_before_a_later_sale_is_synced_not_refused(client) -> None:
+    """The book holds 1,000 LIQ at 50 (a statement of 11-12) and sold 500 on 11-19. The
+    broker's statement of 11-17 holds the same 1,000 at an average cost of 51. Its rebase
+    (a sale at the book's cost, a buy back at the statement's) was checked a trade at a
+    time: the holding of none between them could not carry the 11-19 sale, and the
+    statement was refused ("sells 500 LIQ holding 0") though it carries it."""
+    engine, settings, portfolio_id = client
+    held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50"), Decimal("52"))]
+    statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 12), held, Decimal("5000"))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 18, 0, tzinfo=UTC))
+    sale = ManualTrade("sell", "LIQ", 500, 52, 0)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, sale, now=datetime(2026, 11, 19, 15, 0, tzinfo=UTC))
+    restated = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("51"), Decimal("52"))]
+    pdf = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 17), restated, Decimal("5000"))
+    assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "SYNCED"
+    assert _state(engine, portfolio_id)[:2] == ({"LIQ": (500, Decimal("51"))}, Decimal("31000"))
+
+
 def test_a_sync_settles_the_dividends_going_ex_after_it_on_the_statements_holdings(client) -> None:
     """LIQ's dividend of 1.00 goes ex on Wednesday 11-18 and is credited on the 1,000 shares
     the book held (6,100). The broker's statement of Tuesday 11-17 holds none: the sync sold
