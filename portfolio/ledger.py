@@ -58,6 +58,11 @@ class TradeRejected(InvalidInputError):
     title = "Trade rejected"
 
 
+class UnreplayableTrade(TradeRejected):
+    """A trade refused because the ledger with it would not replay: a later trade sells
+    shares it leaves unheld (`_replays`)."""
+
+
 class CashRejected(TradeRejected):
     """A deposit or withdrawal refused (the balance it would leave); handled as a trade's
     refusal wherever one is, titled for what it refuses."""
@@ -654,7 +659,7 @@ def _replays(trades: list[LedgerRow], splits: list[Split]) -> None:
     try:
         replay(trades, splits)
     except InvalidInputError as exc:
-        raise TradeRejected(f"the ledger would not hold: {exc.detail}") from exc
+        raise UnreplayableTrade(f"the ledger would not hold: {exc.detail}") from exc
 
 
 def short_sale(request: TradeRequest, held_quantity: int, trades: list[LedgerRow], splits: Iterable[Split]) -> str:

@@ -1047,13 +1047,37 @@ def _book_sync(sync: _Sync, symbol: str, side: str, before: int, after: int, pri
 def _book(sync: _Sync, trades: list[_SyncTrade]) -> list[HoldingSynced]:
     """STATEMENT_SYNC trades booked as one (`ledger.record_trades`), moving no cash
     (StatementRejected naming the line when the ledger cannot hold them)."""
+    symbol = trades[0].synced.symbol
     try:
         ledger.record_trades(sync.conn, [t.request for t in trades], moves_cash=False)
+    except ledger.UnreplayableTrade as error:  # a later sale the statement's holding cannot carry
+        raise _not_carried(sync, symbol) or _line_refused(sync, symbol, error) from None
     except ledger.TradeRejected as error:  # a figure the ledger cannot hold: the line refused, the attempt kept
-        symbol = trades[0].synced.symbol
-        line = f"{symbol} line" if symbol in sync.parsed.holdings else f"holding of no {symbol} (it lists none)"
-        raise StatementRejected(f"the statement's {line} cannot be booked: {error.detail}") from None
+        raise _line_refused(sync, symbol, error) from None
     return [t.synced for t in trades]
+
+
+def _line_refused(sync: _Sync, symbol: str, error: ledger.TradeRejected) -> StatementRejected:
+    line = f"{symbol} line" if symbol in sync.parsed.holdings else f"holding of no {symbol} (it lists none)"
+    return StatementRejected(f"the statement's {line} cannot be booked: {error.detail}")
+
+
+def _not_carried(sync: _Sync, symbol: str) -> StatementRejected | None:
+    """The refusal of a statement whose holding of `symbol` cannot carry the sales of it the
+    ledger records after the statement's day, naming the first and the day a statement
+    that could carry them is of; None where the ledger records none."""
+    parsed = sync.parsed
+    rows = ledger.ledger_rows(sync.conn, sync.portfolio_id)
+    sold = (t for t in rows if t["symbol"] == symbol and t["side"] == "SELL" and t["trading_date"] > parsed.as_of)
+    later = sorted(sold, key=lambda t: t["trading_date"])
+    if not later:
+        return None
+    first, last = later[0], later[-1]["trading_date"].isoformat()
+    return StatementRejected(
+        f"the statement holds {parsed.holdings.get(symbol, 0):,} {symbol} on {parsed.as_of.isoformat()}, too few for "
+        f"the sale of {int(first['quantity']):,} {symbol} the ledger records on {first['trading_date'].isoformat()} "
+        f"after it: a statement's holdings must carry what happened since; upload a statement dated {last} or later"
+    )
 
 
 @dataclass(frozen=True)

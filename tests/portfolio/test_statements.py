@@ -810,6 +810,26 @@ def test_a_cost_basis_restated_before_a_later_sale_is_synced_not_refused(client)
     assert _state(engine, portfolio_id)[:2] == ({"LIQ": (500, Decimal("51"))}, Decimal("31000"))
 
 
+def test_a_statement_whose_holding_cannot_carry_a_later_sale_is_refused_naming_the_sale(client) -> None:
+    """The book bought 1,000 LIQ on 11-18 and sold them on 11-20; the broker's statement of
+    11-19 lists no LIQ. Refused (it cannot carry the sale), but as "the statement's LIQ line
+    cannot be booked: ... sells 1000 LIQ holding 0", a line the statement does not have and
+    no day or sale to take up: now the sale, its day, and the statement that would carry it."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "100000", now=datetime(2026, 11, 16, 18, 0, tzinfo=UTC))
+    for side, day in (("buy", 18), ("sell", 20)):
+        order = ManualTrade(side, "LIQ", 1_000, 52, 0)
+        place_manual_trade(
+            engine, settings, CALENDAR, portfolio_id, order, now=datetime(2026, 11, day, 18, 0, tzinfo=UTC)
+        )
+    pdf = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 19), [], Decimal("48000"))
+    said = (
+        "the statement holds 0 LIQ on 2026-11-19, too few for the sale of 1,000 LIQ the ledger records on "
+        "2026-11-20 after it: .* upload a statement dated 2026-11-20 or later"
+    )
+    _refused(client, pdf, said)
+
+
 def test_a_sync_settles_the_dividends_going_ex_after_it_on_the_statements_holdings(client) -> None:
     """LIQ's dividend of 1.00 goes ex on Wednesday 11-18 and is credited on the 1,000 shares
     the book held (6,100). The broker's statement of Tuesday 11-17 holds none: the sync sold
