@@ -37,6 +37,7 @@ from models.decisions import HORIZON
 from models.validation import DEFAULT_DAYS, DEFAULT_MIN_TRAIN_DAYS, ValidationRecord
 from pipeline.monitor_reads import reference_data
 from pipeline.validation import build_validation_record
+from reports.format import counted
 from store import tables
 from store.panels import first_live_day, prediction_days, record_end
 from store.transactions import write_transaction
@@ -70,15 +71,16 @@ class Bootstrap:
         if self.replayed:
             last = self.replayed[-1]
             lines.append(
-                f"AI portfolio replayed over {len(self.replayed)} days ({self.replayed[0].trading_date} to "
-                f"{last.trading_date}): {trades} trades, equity {last.equity:,.2f}"
+                f"AI portfolio replayed over {counted(len(self.replayed), 'day')} ({self.replayed[0].trading_date} to "
+                f"{last.trading_date}): {counted(trades, 'trade')}, equity {last.equity:,.2f}"
             )
         if self.replay_note:
             lines.append(f"AI portfolio replay: {self.replay_note}")
         if self.suggestions is not None:
             lines.append(
                 f"T2 for {self.suggestions.trading_date} from the validation record: "
-                f"{len(self.suggestions.suggestions)} suggestions for {self.suggestions.portfolios} portfolios"
+                f"{counted(len(self.suggestions.suggestions), 'suggestion')} for "
+                f"{counted(self.suggestions.portfolios, 'portfolio')}"
             )
         if self.suggestions_note:
             lines.append(f"T2: {self.suggestions_note}")

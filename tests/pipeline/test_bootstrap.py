@@ -228,3 +228,16 @@ def test_an_end_after_the_latest_day_the_record_may_end_on_is_refused(settings: 
     assert refused.value.detail == said
     with engine.connect() as conn:
         refuse_late_end(conn, default_calendar(), live - timedelta(days=1))  # the Sunday before: no refusal
+
+
+def test_the_summary_counts_one_portfolio_in_the_singular() -> None:
+    """The demo printed "T2 for ... from the validation record: 22 suggestions for 1
+    portfolios": every count of the summary reads singular for one (reports.format `counted`)."""
+    from models.validation import ValidationRecord
+    from pipeline.bootstrap import Bootstrap
+    from portfolio.suggestions import MorningSuggestions
+
+    record = ValidationRecord(None, None, 0, 0, {}, {}, 0.0, "no prices")
+    one = MorningSuggestions("2026-11-23", "2026-11-20", "validation", 1, [], 0, [], [])
+    line = Bootstrap(record, [], None, one, None).lines()[-1]
+    assert line == "T2 for 2026-11-23 from the validation record: 0 suggestions for 1 portfolio", line
