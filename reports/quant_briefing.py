@@ -21,6 +21,7 @@ from portfolio.rails import HIGH_SPREAD
 from portfolio.track_record import CostsPaid
 from reports import charts
 from reports.format import (
+    DASH,
     NULL_FAMILY_LABELS,
     backend_line,
     by_type,
@@ -504,11 +505,12 @@ def _against_nulls(nulls: NullBooksJson | None, series: TrackSeries, width: floa
 
 
 def _null_row(family: str, figures: dict[str, JsonValue]) -> list[str]:
-    """A null family's row: its books, their information ratios, their mean excess and the model's percentile."""
+    """A null family's row: its books, their information ratios, their mean excess and the model's percentile;
+    one dash for the ratios where the books have none (under 20 days of returns: the summary says why)."""
     ir = figures["information_ratio"]
     if not figures["books"]:
-        return [NULL_FAMILY_LABELS.get(family, family), "0", "-", "-", "-"]
-    spread = f"{ratio(ir['mean'])} ({ratio(ir['lowest'])} to {ratio(ir['highest'])})"
+        return [NULL_FAMILY_LABELS.get(family, family), "0", DASH, DASH, DASH]
+    spread = DASH if ir["mean"] is None else f"{ratio(ir['mean'])} ({ratio(ir['lowest'])} to {ratio(ir['highest'])})"
     percentile = "-" if figures["model_percentile"] is None else f"{figures['model_percentile']:.0f}"
     excess = statistic_pct("excess_annual_return", figures["excess_annual_return"]["mean"])
     return [NULL_FAMILY_LABELS.get(family, family), str(figures["books"]), spread, excess, percentile]

@@ -184,3 +184,29 @@ def test_the_score_distribution_starts_where_its_chart_fits_and_the_logos_close_
     pages = _closing_pages(planted, 150)
     assert "Score distribution" in pages[0] and "Instruments" in pages[0], pages
     assert "The Score is the calibrated chance" in pages[1] and "Powered by" in pages[1], pages
+
+
+@pytest.fixture
+def short(settings: Settings) -> Settings:
+    """The planted market as the AI portfolio's 12 days: under the 20 days of returns the ratios need."""
+    planted_world(settings.database_url, 0, True, settings.ai_starting_cash, fee_schedule(settings), days=12)
+    return settings
+
+
+def _null_table(settings: Settings) -> str:
+    """The Briefing's null-books table, from its caption on."""
+    briefing = " ".join(
+        _lines(generate("quant-briefing", service_engine(settings), settings, default_calendar(), NOW).pdf)
+    )
+    start = briefing.index("Information ratio and excess a year against the equal-weighted liquid universe")
+    return briefing[start : briefing.index("Equity curve", start)]
+
+
+@ON_SQLITE_ONLY
+def test_a_family_without_ratios_reads_one_dash_not_a_range_of_dashes(short: Settings) -> None:
+    """Under 20 days of returns the Briefing's null table read "10 - (- to -) - -" for every
+    family with books: a range of nothing. It reads one dash, as the other tables do; the
+    summary above it says why."""
+    table = _null_table(short)
+    assert "(- to -)" not in table, table
+    assert "10 - - -" in table and "20 - - -" in table, table
