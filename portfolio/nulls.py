@@ -353,15 +353,30 @@ def family_figures(
     )
 
 
-def percentile_words(model_percentile: float | None, beats: int, books: int) -> str:
-    """The model's standing in a family of `books` books as a reader can take it: a family of
-    one book, whether the model beats it (not a percentile of 0, 50 or 100); fewer than
-    FEW_BOOKS, the percentile with the caveat; else the percentile."""
-    if books == 1:
+ONE_BOOK, FEW, READABLE = "one book", "few books", "readable"  # `standing`'s answers
+
+
+def standing(books: int) -> str:
+    """How the model's percentile among a family of `books` books reads: ONE_BOOK (a
+    percentile among one is 0, 50 or 100: whether the model beats it says all), FEW (under
+    FEW_BOOKS: one book moves it by tens of points, too coarse to read) or READABLE. The one
+    rule of every surface that words a percentile (`percentile_words`, the reports)."""
+    return ONE_BOOK if books == 1 else FEW if books < FEW_BOOKS else READABLE
+
+
+def percentile_words(model_percentile: float | None, beats: int, books: int, missing: str = "n/a") -> str:
+    """The model's standing in a family of `books` books as a reader can take it (`standing`):
+    a family of one book, whether the model beats it (not a percentile of 0, 50 or 100); fewer
+    than FEW_BOOKS, the percentile with the caveat; else the percentile. `missing` without a
+    percentile (no books, or no ratios: never "beats: no" for a book not measured)."""
+    if model_percentile is None:
+        return missing
+    reading = standing(books)
+    if reading == ONE_BOOK:
         return f"beats: {'yes' if beats else 'no'}"
-    if books < FEW_BOOKS:
-        return f"{model_percentile} (of {books} books: too few to read)"
-    return str(model_percentile)
+    if reading == FEW:
+        return f"{model_percentile:g} (of {books} books: too few to read)"
+    return f"{model_percentile:g}"
 
 
 def served(figures: FamilyFigures, note: str | None = None) -> NullFamily:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from market.contract import declared
 from market.money import Fraction, Money, Price, price_display
-from portfolio.nulls import MIN_NULL_DAYS
+from portfolio.nulls import FEW, MIN_NULL_DAYS, ONE_BOOK, standing
 
 if TYPE_CHECKING:
     from reports.inputs import NullBooksJson, Staleness
@@ -246,8 +246,9 @@ def ordinal(n: int) -> str:
 def null_percentiles(nulls: NullBooksJson) -> str:
     """Where the replayed model book ranks in each null family, in words: "the 95th
     percentile of the 20 books ranked at random once for the span", "above the book ranked
-    by traded value"; a family whose every book tied says so; a family without books says
-    why."""
+    by traded value" (one book: `portfolio.nulls.standing`, as the backtest words it), with the
+    caveat over fewer than FEW_BOOKS; a family whose every book tied says so; a family without
+    books says why."""
     parts = []
     for family, figures in nulls["families"].items():
         books, percentile = figures["books"], figures["model_percentile"]
@@ -256,12 +257,13 @@ def null_percentiles(nulls: NullBooksJson) -> str:
             parts.append(f"no {named} ({figures['note']})")
         elif percentile is None:
             parts.append(f"not ranked against the {named} (no information ratio)")
-        elif books == 1:
+        elif standing(books) == ONE_BOOK:  # a percentile among one book: whether the model's beats it
             parts.append(f"{'above' if percentile > 50 else 'below' if percentile < 50 else 'level with'} the {named}")
         elif figures.get("note"):  # every book of the family earned what the model's did (portfolio/nulls.py)
             parts.append(f"level with each of the {books} {named}, day by day (a tie, not a percentile)")
         else:
-            parts.append(f"the {ordinal(round(percentile))} percentile of the {books} {named}")
+            few = " (too few books to read)" if standing(books) == FEW else ""
+            parts.append(f"the {ordinal(round(percentile))} percentile of the {books} {named}{few}")
     return "; ".join(parts)
 
 

@@ -17,6 +17,7 @@ from market.plain import JsonValue
 from models.decisions import BOOK_NAMES, HORIZON
 from models.scoring import ServedPrediction
 from portfolio.market import halt_said
+from portfolio.nulls import FEW_BOOKS, percentile_words
 from portfolio.rails import HIGH_SPREAD
 from portfolio.track_record import CostsPaid
 from reports import charts
@@ -496,7 +497,8 @@ def _against_nulls(nulls: NullBooksJson | None, series: TrackSeries, width: floa
     caption = text(
         'Information ratio and excess a year against the equal-weighted liquid universe (the excess "-" under a year '
         "of returns: not annualised); the model's percentile: the share of the family's books whose information "
-        "ratio is below the replayed model book's, ties counting half.",
+        "ratio is below the replayed model book's, ties counting half; over one book, whether it beats it; over "
+        f"fewer than {FEW_BOOKS}, too few to read.",
         SMALL,
     )
     # the summary leads (kept with the heading), the chart follows where it fits: kept together, the two
@@ -511,7 +513,7 @@ def _null_row(family: str, figures: dict[str, JsonValue]) -> list[str]:
     if not figures["books"]:
         return [NULL_FAMILY_LABELS.get(family, family), "0", DASH, DASH, DASH]
     spread = DASH if ir["mean"] is None else f"{ratio(ir['mean'])} ({ratio(ir['lowest'])} to {ratio(ir['highest'])})"
-    percentile = "-" if figures["model_percentile"] is None else f"{figures['model_percentile']:.0f}"
+    percentile = percentile_words(figures["model_percentile"], figures["model_beats"], figures["books"], DASH)
     excess = statistic_pct("excess_annual_return", figures["excess_annual_return"]["mean"])
     return [NULL_FAMILY_LABELS.get(family, family), str(figures["books"]), spread, excess, percentile]
 

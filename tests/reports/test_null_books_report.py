@@ -210,3 +210,43 @@ def test_a_family_without_ratios_reads_one_dash_not_a_range_of_dashes(short: Set
     table = _null_table(short)
     assert "(- to -)" not in table, table
     assert "10 - - -" in table and "20 - - -" in table, table
+
+
+@ON_SQLITE_ONLY
+def test_a_one_book_family_reads_whether_the_model_beats_it_not_a_percentile(planted: Settings) -> None:
+    """The Briefing's null table printed the one-book families' percentiles (traded value,
+    the first month's book held, the inverted ranking) as 100, 50 and 100, as if a percentile
+    among one book meant something. It says whether the model's book beats the book, as the
+    backtest does (`portfolio.nulls.percentile_words`)."""
+    with service_engine(planted).connect() as conn:
+        families = ai_track_record(conn, planted.ai_starting_cash, fees=fee_schedule(planted)).nulls.families
+    table = _null_table(planted)
+    for family in ("size", "bought_and_held", "inverted"):
+        assert families[family].books == 1, family
+        said = f"beats: {'yes' if families[family].model_beats else 'no'}"
+        ir = families[family].information_ratio.mean
+        assert f"1 {ratio(ir)} ({ratio(ir)} to {ratio(ir)}) - {said}" in table, (family, table)
+    assert "- 50" not in table and "over one book, whether it beats it" in table
+
+
+def test_a_percentile_over_few_books_is_said_to_be_too_few_to_read() -> None:
+    """The Compliance Report's paragraph read "the 33rd percentile of the 3 books ranked at
+    random afresh each day" over a family of three books, where one book moves it by 33
+    points: under FEW_BOOKS it says so, as the backtest does; over one book, whether the
+    model's beats it."""
+    from portfolio.nulls import FEW_BOOKS, percentile_words
+    from reports.format import null_percentiles
+
+    # a book not measured (no ratios under 20 days of returns) is not "beaten": no figure at all
+    assert percentile_words(None, 0, 1, "-") == "-" and percentile_words(50.0, 0, 1) == "beats: no"
+
+    def family(books: int, percentile: float, beats: int) -> dict:
+        return {"books": books, "model_percentile": percentile, "model_beats": beats, "note": None}
+
+    nulls = {"families": {"daily_random": family(3, 33.3, 1), "fixed_random": family(FEW_BOOKS, 95.0, 9)}}
+    nulls["families"]["size"] = family(1, 100.0, 1)
+    assert null_percentiles(nulls) == (
+        "the 33rd percentile of the 3 books ranked at random afresh each day (too few books to read); "
+        f"the 95th percentile of the {FEW_BOOKS} books ranked at random once for the span; "
+        "above the book ranked by traded value"
+    )
