@@ -533,7 +533,8 @@ def statistics(
         reason = f"{n} day(s) of returns: the statistics need at least two"
         day = _day(returns.index[0]) if n else None
         return TrackRecord(days=n, first=day, last=day, fill_count=counted, reason=reason)
-    held = holding(exposure.reindex(returns.index)) if exposure is not None else Holding()
+    figures = cash_figures(n, _year_of(returns))
+    held = holding(exposure.reindex(returns.index), figures) if exposure is not None else Holding()
     return TrackRecord(
         days=n,
         first=_day(returns.index[0]),
@@ -613,9 +614,25 @@ class Holding:
     note: str | None = None
 
 
-def holding(exposure: pd.Series) -> Holding:
+def cash_figures(days: int, why: str | None) -> str:
+    """What a mostly-cash book's note says describes holding cash: the figures against the
+    benchmarks a record of `days` daily returns gives (`why`: `under_a_year`'s), never one
+    that is null for another reason, which its own note gives (`too_few_days`, `under_a_year`):
+    the information ratio and beta from MIN_BETA_DAYS, the excess return and alpha from a year;
+    with neither, the return beside the benchmarks'."""
+    ratios, year = too_few_days(days, COMPARISON_RATIOS) is None, why is None
+    shown = {"excess return": year, "information ratio": ratios, "beta": ratios, "alpha": year and ratios}
+    given = [name for name, is_given in shown.items() if is_given]
+    if not given:
+        return "its return beside the benchmarks' describes"
+    listed = ", ".join(given[:-1]) + (" and " if len(given) > 1 else "") + given[-1]
+    return f"its {listed} against the benchmarks describe"
+
+
+def holding(exposure: pd.Series, figures: str) -> Holding:
     """`average_exposure`, `mostly_cash` and `note` for the daily exposures given (market
-    value / equity; days without one are left out)."""
+    value / equity; days without one are left out); `figures`: what the note says describes
+    holding cash (`cash_figures`)."""
     known = pd.to_numeric(exposure, errors="coerce").astype(float).replace([np.inf, -np.inf], np.nan).dropna()
     if known.empty:
         return Holding()
@@ -623,8 +640,7 @@ def holding(exposure: pd.Series) -> Holding:
     mostly_cash = average < MOSTLY_CASH_EXPOSURE
     note = (
         f"The book held cash: on average {average:.1%} of its equity was invested (under "
-        f"{MOSTLY_CASH_EXPOSURE:.0%}), so its excess return, information ratio, beta and alpha against the "
-        "benchmarks describe holding cash, not skill."
+        f"{MOSTLY_CASH_EXPOSURE:.0%}), so {figures} holding cash, not skill."
         if mostly_cash
         else None
     )

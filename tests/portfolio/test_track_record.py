@@ -276,6 +276,40 @@ def test_an_all_cash_book_says_its_ratios_describe_cash_not_skill() -> None:
     assert yearly["2026"].mostly_cash is True and yearly["2026"].fill_count == 0
 
 
+@pytest.mark.parametrize(
+    ("days", "said"),
+    [
+        (MIN_BETA_DAYS - 8, "so its return beside the benchmarks' describes holding cash"),
+        (MIN_BETA_DAYS + 10, "so its information ratio and beta against the benchmarks describe holding cash"),
+        (TRADING_DAYS_PER_YEAR + 5, "so its excess return, information ratio, beta and alpha against the benchmarks"),
+    ],
+)
+def test_a_cash_books_note_names_only_the_figures_it_is_given(days: int, said: str) -> None:
+    """Under 20 days of returns the cash note said the book's "excess return, information
+    ratio, beta and alpha against the benchmarks describe holding cash", figures null for
+    another reason (too few days, under a year), which the note goes on to give: it names
+    the figures against the benchmarks the record gives, and the reason for the others is
+    said once, by its own rule."""
+    span = pd.bdate_range("2025-01-06", periods=days).date
+    returns = pd.Series(np.tile([0.001, -0.0005], days // 2 + 1)[:days], index=span)
+    falling = pd.Series(np.tile([-0.01, 0.004, -0.006], days // 3 + 1)[:days], index=span)
+    stats = statistics(returns, {"index": falling}, exposure=pd.Series(0.0, index=span)).as_dict()
+    assert said in stats["note"], stats["note"]
+    given = {
+        k
+        for k in ("excess_annual_return", "information_ratio", "beta", "alpha")
+        if stats["benchmarks"]["index"][k] is not None
+    }
+    named = {
+        "excess_annual_return": "excess return",
+        "information_ratio": "information ratio",
+        "beta": "beta",
+        "alpha": "alpha",
+    }
+    cash_note = stats["note"].split("holding cash, not skill.")[0]
+    assert {k for k, word in named.items() if word in cash_note} == given
+
+
 def test_an_invested_book_is_not_flagged_and_its_exposure_is_the_mean_over_its_days() -> None:
     returns = pd.Series([0.01, -0.02, 0.005, 0.01, 0.0], index=DAYS[1:])
     exposure = pd.Series([0.5, 0.9, 1.0, 1.0, 0.95, 0.9], index=DAYS)  # the first day is before the returns
