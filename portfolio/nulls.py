@@ -51,6 +51,7 @@ from portfolio.backtest import BacktestResult, PreparedDay, book_returns, run_ba
 from portfolio.book import Mandate
 from portfolio.delisting import DelistingRule
 from portfolio.track_record import (
+    FEW_BOOKS,
     NULL_BENCHMARK,
     NULL_FAMILIES,
     SAME_RETURN,
@@ -64,9 +65,6 @@ from portfolio.track_record import (
 )
 
 DAILY_RANDOM_SEEDS = 10
-# A percentile among fewer books than this (the daily random family's default) is too coarse to
-# read: over one book it is 0, 50 or 100, and over a handful one book moves it by tens of points.
-FEW_BOOKS = 10
 FIXED_RANDOM_SEEDS = 20
 FIRST_MONTH_SESSIONS = 21  # the bought-and-held book's first month, in sessions
 # The model's outputs for a row, moved together (those a frame has); `decide` derives the rest.

@@ -261,6 +261,10 @@ NULL_FAMILY_RANKINGS = {
     "inverted": "The model's ranking reversed.",
 }
 NULL_FAMILIES = tuple(NULL_FAMILY_RANKINGS)
+# A percentile among fewer books than this (the daily random family's default) is too coarse to
+# read: over one book it is 0, 50 or 100, and over a handful one book moves it by tens of points
+# (portfolio/nulls.py `standing`).
+FEW_BOOKS = 10
 REPLAYED = (
     "The replayed model book is the AI book's rule (the same Mandate, universe, gates, fills and fee schedule) run "
     "by the backtest's engine over the executed days' stored predictions and bars, the engine the null books run "
@@ -300,9 +304,13 @@ class NullFamily:
     model_percentile: float | None = described(
         "Where the replayed model book ranks among the family's books by information ratio against the "
         "equal-weighted liquid universe on closes alone: the share of the books below it, ties counting half, in "
-        f"percent; null without books or ratios. {REPLAYED}"
+        f"percent; null without books or ratios. Over one book it can only be 0, 50 or 100, and over fewer than "
+        f"{FEW_BOOKS} books one book moves it by tens of points: read `model_beats` of `books` there. {REPLAYED}"
     )
-    model_beats: int = described("How many of the family's books the replayed model book's information ratio beats.")
+    model_beats: int = described(
+        "How many of the family's books the replayed model book's information ratio beats (a tie is not beaten); "
+        "0 where there are no ratios (`model_percentile` null)."
+    )
     note: str | None = described(
         "Why the family has no books or no figures, or that every book of it earned what the replayed model book "
         "earned each day (its percentile a tie); else null.",

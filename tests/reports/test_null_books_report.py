@@ -250,3 +250,14 @@ def test_a_percentile_over_few_books_is_said_to_be_too_few_to_read() -> None:
         f"the 95th percentile of the {FEW_BOOKS} books ranked at random once for the span; "
         "above the book ranked by traded value"
     )
+
+
+def test_the_served_percentile_tells_a_client_to_read_the_beats_over_few_books() -> None:
+    """REST and GraphQL serve `model_percentile` 0, 50 or 100 for a one-book family; the
+    count beside it, `model_beats` of `books`, already says whether the model's book beats
+    it. The field's description (both schemas) says to read that count there, and under
+    FEW_BOOKS."""
+    from pathlib import Path
+
+    sdl = (Path(__file__).parents[2] / "api" / "graphql" / "schema.graphql").read_text()
+    assert "Over one book it can only be 0, 50 or 100" in sdl and "read modelBeats of books there" in sdl
