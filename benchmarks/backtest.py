@@ -823,17 +823,17 @@ def nulls(
     """Every null book over the model's replay (`families`: only those): per family its
     FamilyFigures (against the equal-weighted liquid universe; a book that earned the model
     book's return every day is a tie, `nulls.same_returns`), each book's own figures and
-    its `note` (FAMILY_TIES where every book tied); the mean of the fixed random books'
+    its `note` (`family_ties` where every book tied); the mean of the fixed random books'
     daily returns; and the note where every null book tied (SAME_BOOKS), as the track
     record's nulls say it (portfolio/nulls.py `against_nulls`)."""
     from portfolio.backtest import book_returns, summarise
     from portfolio.nulls import (
-        FAMILY_TIES,
         NULL_FAMILIES,
         SAME_BOOKS,
         NullPlan,
         all_the_same,
         family_figures,
+        family_ties,
         mean_returns,
         null_books,
         same_returns,
@@ -854,7 +854,7 @@ def nulls(
             **asdict(figures),
             "holding_sessions": [f["holding"]["mean_sessions"] for _, f in members],
             "each_book": [book_row(book.seed, f) for book, f in members],
-            "note": FAMILY_TIES.format(books=len(members)) if all(tied) else None,
+            "note": family_ties(len(members)) if all(tied) else None,
         }
     print(f"{len(books)} null books in {time.perf_counter() - started:.0f} s", flush=True)
     fixed = [b for b in books if b.family == "fixed_random"]

@@ -379,7 +379,7 @@ def percentile_words(model_percentile: float | None, beats: int, books: int, mis
 
 def served(figures: FamilyFigures, note: str | None = None) -> NullFamily:
     """A family's figures as the track record serves them (portfolio/track_record.py),
-    with `note` (FAMILY_TIES where every book of the family tied)."""
+    with `note` (`family_ties` where every book of the family tied)."""
 
     def spread(values: Spread) -> NullSpread:
         return NullSpread(values.mean, values.low, values.high)
@@ -489,7 +489,7 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
         tied = [same_returns(returns, b) for b in kin]
         members = [summarise(b.result, replay.starting_cash, compared) for b in kin]
         figures = family_figures(family, mine, members, NULL_BENCHMARK, tied)
-        families[family] = served(figures, few or (FAMILY_TIES.format(books=len(kin)) if all(tied) else None))
+        families[family] = served(figures, few or (family_ties(len(kin)) if all(tied) else None))
     fixed = [b for b in books if b.family == "fixed_random"]
     against = statistics(returns, {"fixed_random_mean": mean_returns(fixed)}).benchmarks if fixed else {}
     ours = mine["benchmarks"][NULL_BENCHMARK]
@@ -517,10 +517,14 @@ SAME_BOOKS = (
 )
 
 
-FAMILY_TIES = (
-    "Each of the {books} books earned what the model's book earned on every day: the percentile is a tie, not a "
-    "measure of skill or its absence."
-)
+def family_ties(books: int) -> str:
+    """A family's note where each of its `books` books earned what the model's book earned on
+    every day (`same_returns`)."""
+    which = "The family's one book" if books == 1 else f"Each of the {books} books"
+    return (
+        f"{which} earned what the model's book earned on every day: the percentile is a tie, not a measure of skill "
+        "or its absence."
+    )
 
 
 def same_returns(model: pd.Series, book: NullBook) -> bool:

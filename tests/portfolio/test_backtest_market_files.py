@@ -346,10 +346,10 @@ def test_null_books_that_all_tie_with_the_model_say_so(
 ) -> None:
     """Six names, each expected to beat the universe, and a book of 15 slots: whatever the
     ranking, every book buys the six, so every null book earns what the model's book earns.
-    The track record's nulls say so (portfolio/nulls.py SAME_BOOKS, FAMILY_TIES); the
+    The track record's nulls say so (portfolio/nulls.py SAME_BOOKS, family_ties); the
     backtest printed percentiles as if they measured skill. It says so too, in its JSON, and
     that 100 days is a short span (it printed a percentile over a quarter's books unsaid)."""
-    from portfolio.nulls import FAMILY_TIES, SAME_BOOKS
+    from portfolio.nulls import SAME_BOOKS, family_ties
 
     monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
     folder = planted_files(tmp_path / "market")
@@ -363,7 +363,7 @@ def test_null_books_that_all_tie_with_the_model_say_so(
     assert last["nulls_note"] == same and last["retail_nulls_note"] == same
     assert out.count(f"note: {same}\n") == 2  # printed under each brokerage's table
     for family, figures in last["nulls"].items():
-        assert figures["note"] == FAMILY_TIES.format(books=figures["books"]), family
+        assert figures["note"] == family_ties(figures["books"]), family
         assert figures["model_beats"] == 0 and figures["model_percentile"] == 50.0
     # 100 days: the caveat the track record's nulls give a short span, printed once
     short = "100 days is a short span: the percentiles and ratios say little about skill."

@@ -266,7 +266,7 @@ def test_a_book_that_tied_each_day_is_a_tie_whatever_its_ratio_s_last_digits() -
     family whose every book tied says so, in the served note and in the Briefing's words."""
     from dataclasses import asdict
 
-    from portfolio.nulls import FAMILY_TIES, family_figures, served
+    from portfolio.nulls import family_figures, family_ties, served
     from reports.format import null_percentiles
 
     def figures(ratio: float) -> dict:
@@ -278,9 +278,18 @@ def test_a_book_that_tied_each_day_is_a_tie_whatever_its_ratio_s_last_digits() -
     assert tied.model_percentile == 66.7 and tied.model_beats == 1  # 1 beaten, 2 ties of 3
     untied = family_figures("fixed_random", model, books, "b")
     assert untied.model_percentile == 33.3 and untied.model_beats == 1  # the last digits ranked it below
-    every = served(family_figures("fixed_random", model, books[:2], "b", [True, True]), FAMILY_TIES.format(books=2))
+    every = served(family_figures("fixed_random", model, books[:2], "b", [True, True]), family_ties(2))
     words = null_percentiles({"families": {"fixed_random": asdict(every)}})  # type: ignore[typeddict-item]
     assert "level with each of the 2" in words and "tie" in words and "percentile of" not in words
+
+
+def test_a_one_book_familys_tie_note_reads_in_the_singular() -> None:
+    """The served note of a one-book family that tied (the first month's book held, on a
+    planted market) read "Each of the 1 books earned what the model's book earned"."""
+    from portfolio.nulls import family_ties
+
+    assert family_ties(1).startswith("The family's one book earned what the model's book earned on every day")
+    assert family_ties(20).startswith("Each of the 20 books earned")
 
 
 def test_the_null_records_replay_delists_a_name_whose_rows_end_as_the_backtest_does() -> None:
