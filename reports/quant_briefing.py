@@ -70,6 +70,7 @@ from reports.layout import (
 )
 from reports.logos import powered_by
 from reports.model_health import model_health
+from views.breadth import Breadth
 from views.market import QuotedPrediction
 from views.performance import Performance, shown_record
 from views.portfolio import AIPosition
@@ -139,12 +140,23 @@ def _sentiment(market: MarketSection) -> list[Flowable]:
     )
     explain = text(
         f"{mood}: {breadth['advancers']} up, {breadth['decliners']} down, {breadth['unchanged']} unchanged "
-        f"of {breadth['traded']} stocks that traded on {breadth['trading_date']}. Index: the service's "
-        f"capitalisation-weighted index of {counted(breadth['index_constituents'], 'instrument')}, not the exchange's "
-        "official index.",
+        f"of {breadth['traded']} stocks that traded on {breadth['trading_date']}. {_index_said(breadth)}",
         SMALL,
     )
     return section("Market sentiment", figures, explain)
+
+
+def _index_said(breadth: Breadth) -> str:
+    """Which index the index change is: the service's capitalisation-weighted one of its
+    constituents, or none where no instrument has its shares outstanding stored (never
+    "an index of 0 instruments")."""
+    if not breadth["index_constituents"]:
+        return (
+            "No index: the service's capitalisation-weighted index weighs instruments by their shares outstanding, "
+            "and none has them stored."
+        )
+    constituents = counted(breadth["index_constituents"], "instrument")
+    return f"Index: the service's capitalisation-weighted index of {constituents}, not the exchange's official index."
 
 
 def _signals(inputs: BriefingInputs) -> list[Flowable]:

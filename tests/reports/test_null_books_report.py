@@ -261,3 +261,13 @@ def test_the_served_percentile_tells_a_client_to_read_the_beats_over_few_books()
 
     sdl = (Path(__file__).parents[2] / "api" / "graphql" / "schema.graphql").read_text()
     assert "Over one book it can only be 0, 50 or 100" in sdl and "read modelBeats of books there" in sdl
+
+
+@ON_SQLITE_ONLY
+def test_a_store_without_shares_outstanding_has_no_index_not_one_of_nought(short: Settings) -> None:
+    """On a store without shares outstanding (the planted market) the Briefing's market
+    sentiment read "Index: the service's capitalisation-weighted index of 0 instruments"
+    beside an index change of "-": there is no index, and it says why."""
+    briefing = " ".join(_lines(generate("quant-briefing", service_engine(short), short, default_calendar(), NOW).pdf))
+    assert "index of 0 instruments" not in briefing
+    assert "No index: the service's capitalisation-weighted index weighs instruments by their shares" in briefing
