@@ -543,9 +543,10 @@ SHORT_SPAN = 250  # days (a year): over fewer, the nulls' percentiles say little
 
 
 def short_span(days: int) -> str | None:
-    """The caveat of a comparison over `days` days, two or more but fewer than SHORT_SPAN
-    (under two there are no statistics to call weak); None otherwise."""
-    if MIN_NULL_DAYS <= days < SHORT_SPAN:
+    """The caveat of a comparison over `days` days with ratios (`too_few_days` gives none
+    under its 20 days, and says so: no percentile or ratio to call weak) but fewer than
+    SHORT_SPAN; None otherwise."""
+    if too_few_days(days, NULL_RATIOS) is None and days < SHORT_SPAN:
         return f"{days} days is a short span: the percentiles and ratios say little about skill."
     return None
 
@@ -562,8 +563,9 @@ def beside_live(
     AI portfolio's executed record ("...the AI portfolio +2.75%; the replay earned 0.73 points
     less.") over the same days (`live_total_return`: its days
     replayed on the validation record and its live days alike, as the portfolio traded
-    them), and, over two days or more but fewer than SHORT_SPAN, that a short span says little
-    (under two days there are no statistics to call weak: the note already says so), and under
+    them), and, with ratios (20 days of returns) but over fewer than SHORT_SPAN days, that a
+    short span says little (under 20 days there are no ratios to call weak: the note already
+    says so, `too_few_days`), and under
     a year of returns that no excess annual return is given (`under_a_year` over the record's
     first and last days, `span`: `statistics` annualises nothing over less than a year)."""
     parts = [record.note] if record.note else []

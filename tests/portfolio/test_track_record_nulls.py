@@ -111,6 +111,19 @@ def test_the_note_says_which_earned_less() -> None:
     assert "the AI portfolio +2.75%; the replay earned the same. The replay" in same
 
 
+def test_a_short_span_is_called_weak_only_where_it_has_ratios() -> None:
+    """Under 20 days of returns the note said "12 days is a short span: the percentiles and
+    ratios say little about skill" after saying there are none (`too_few_days`): the caveat
+    comes with ratios only, from 20 days to a year."""
+    few = beside_live(NullRecord(12, model_total_return=0.02), 0.01).note
+    assert "short span" not in few
+    assert (
+        "20 days is a short span: the percentiles and ratios say little about skill."
+        in beside_live(NullRecord(20, model_total_return=0.02), 0.01).note
+    )
+    assert "short span" not in beside_live(NullRecord(250, model_total_return=0.02), 0.01).note
+
+
 def test_one_day_says_so_in_a_sentence(tmp_path: Path) -> None:
     """One executed day: the note is one sentence, "day" in the singular, and no short-span
     sentence run on after it (a span of one day has no statistics to call weak); the
