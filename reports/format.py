@@ -248,15 +248,16 @@ def null_percentiles(nulls: NullBooksJson) -> str:
     percentile of the 20 books ranked at random once for the span", "above the book ranked
     by traded value" (one book: `portfolio.nulls.standing`, as the backtest words it), with the
     caveat over fewer than FEW_BOOKS; a family whose every book tied says so; a family without
-    books says why."""
-    parts = []
+    books says why; the families without an information ratio (under 20 days of returns: the
+    record's note says why) are named together, once."""
+    parts, unranked = [], []
     for family, figures in nulls["families"].items():
         books, percentile = figures["books"], figures["model_percentile"]
         named = NULL_FAMILY_BOOKS.get(family, family)
         if not books:
             parts.append(f"no {named} ({figures['note']})")
         elif percentile is None:
-            parts.append(f"not ranked against the {named} (no information ratio)")
+            unranked.append(f"the {named}")
         elif standing(books) == ONE_BOOK:  # a percentile among one book: whether the model's beats it
             parts.append(f"{'above' if percentile > 50 else 'below' if percentile < 50 else 'level with'} the {named}")
         elif figures.get("note"):  # every book of the family earned what the model's did (portfolio/nulls.py)
@@ -264,6 +265,9 @@ def null_percentiles(nulls: NullBooksJson) -> str:
         else:
             few = " (too few books to read)" if standing(books) == FEW else ""
             parts.append(f"the {ordinal(round(percentile))} percentile of the {books} {named}{few}")
+    if unranked:
+        listed = ", ".join(unranked[:-1]) + (" or " if len(unranked) > 1 else "") + unranked[-1]
+        parts.insert(0, f"not ranked against {listed} (no information ratio)")
     return "; ".join(parts)
 
 

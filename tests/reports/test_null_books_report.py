@@ -271,3 +271,15 @@ def test_a_store_without_shares_outstanding_has_no_index_not_one_of_nought(short
     briefing = " ".join(_lines(generate("quant-briefing", service_engine(short), short, default_calendar(), NOW).pdf))
     assert "index of 0 instruments" not in briefing
     assert "No index: the service's capitalisation-weighted index weighs instruments by their shares" in briefing
+
+
+@ON_SQLITE_ONLY
+def test_families_without_ratios_are_named_together_and_the_reason_said_once(short: Settings) -> None:
+    """Under 20 days of returns the Compliance Report's paragraph read "not ranked against
+    the books ... (no information ratio)" four times, then "12 days is a short span: the
+    percentiles and ratios say little about skill" of percentiles and ratios it does not
+    have. It names the unranked families once, and gives the 20-day reason once."""
+    compliance = " ".join(_lines(generate("compliance", service_engine(short), short, default_calendar(), NOW).pdf))
+    assert compliance.count("not ranked against") == 1 and compliance.count("(no information ratio)") == 1
+    assert "the book ranked by traded value or the book on the model's ranking inverted (no information" in compliance
+    assert compliance.count("need at least 20 days of returns") == 1 and "short span" not in compliance
