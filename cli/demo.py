@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from decimal import Decimal
 from pathlib import Path
 
-from desk import HORIZON, Account, Desk, statistic_pct, week_start
+from desk import HORIZON, Account, Desk, counted, statistic_pct, week_start
 from ingest.markets import market_for
 from ingest.simulator.macro import macro_span_reason, simulated_macro_covers
 from ingest.simulator.site import SimulatorSite
@@ -154,8 +154,8 @@ def _track_record_line(settings: Settings) -> str:
     exposure = record.get("average_exposure")
     held = "n/a" if exposure is None else f"{exposure:.1%}"
     line = (
-        f"AI portfolio track record over {record['days']} days: {fills} fills{why}, average exposure {held} of "
-        f"equity, return {pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown "
+        f"AI portfolio track record over {record['days']} days: {counted(fills, 'fill')}{why}, average exposure "
+        f"{held} of equity, return {pct(record['total_return'])}, Sharpe {num(record['sharpe'])}, max drawdown "
         f"{pct(record['max_drawdown'], 'max_drawdown')}, turnover {_turnover(record.get('annual_turnover'))}, costs "
         f"{costs.get('total', 0):,.2f}; equal-weighted liquid universe {pct(bench.get('total_return'))}"
         f"{_ratios(bench, num, cash)}{_index_part(record, pct, num, cash)} (GET /api/ai-portfolio/track-record)"

@@ -34,6 +34,7 @@ from desk.domain import (
     TickerChanges,
     TrackRecord,
     TradePreview,
+    counted,
     statistic_pct,
     week_start,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "domain",
     "is_client_key",
     "keep_books",
+    "counted",
     "settle",
     "statistic_pct",
     "week_start",

@@ -39,7 +39,7 @@ from portfolio.track_record import (
 )
 from portfolio.trading import ManualTrade, PlacedTrade, TradePreview
 from reports import Report
-from reports.format import statistic_pct
+from reports.format import counted, statistic_pct
 from store.splits import TickerChange, TickerChanges
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
 from views.track_record import NO_AI_DAYS
@@ -88,6 +88,7 @@ __all__ = [
     "TradePreview",
     "TradeRationale",
     "TradeView",
+    "counted",
     "statistic_pct",
     "week_start",
 ]
