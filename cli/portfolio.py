@@ -112,15 +112,19 @@ def preview(
     side: str = typer.Argument(..., help="buy or sell."),
     symbol: str = typer.Argument(...),
     quantity: str = typer.Argument(..., help="Shares: the digits of a whole number."),
+    portfolio_id: str | None = typer.Option(
+        None, "--portfolio", help="Portfolio id (e.g. client:acme): say whether its booking would be accepted."
+    ),
 ) -> None:
     """What the cost model says an order would cost (GET /api/portfolio/trade/preview's answer,
-    refused as its booking is); stores nothing."""
+    refused as its booking is) and, with --portfolio, whether that portfolio's booking of it
+    would be accepted now (bookable, refusal, held, cash_available); stores nothing."""
     from market.money import parse_quantity
 
     shares = parse_quantity(quantity, "the quantity", text=True)
     desk = _desk()
     with desk.engine.connect() as conn:
-        echo_json(desk.preview_trade(conn, side, symbol, shares))
+        echo_json(desk.preview_trade(conn, side, symbol, shares, portfolio_id))
 
 
 @portfolio_app.command("sample-statement")

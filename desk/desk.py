@@ -70,7 +70,7 @@ from portfolio.ai import ExecutedDay, execute_day
 from portfolio.market import market_days
 from portfolio.statements import StatementRead, StatementResult, file_statement, import_statement, read_statement
 from portfolio.suggestions import MorningSuggestions, Suggestion
-from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash, place_manual_trade
+from portfolio.trading import ManualTrade, PlacedTrade, TradePreview, move_cash, place_manual_trade, previewed_for
 from portfolio.trading import preview_trade as preview
 from reports import Report, generate, generate_apart, save
 from store import tables
@@ -222,9 +222,18 @@ class Desk(PortfolioReads, MarketReads):
             self.engine, self.settings, self.calendar, portfolio_id, order, idempotency_key, self.now(), respond
         )
 
-    def preview_trade(self, conn: Connection, side: str, symbol: str, quantity: int) -> TradePreview:
-        """What the cost model says the order would cost in a session like the latest; stores nothing."""
-        return preview(conn, self.settings, self.calendar, side, symbol, quantity, self.now())
+    def preview_trade(
+        self, conn: Connection, side: str, symbol: str, quantity: int, portfolio_id: str | None = None
+    ) -> TradePreview:
+        """What the cost model says the order would cost in a session like the latest and, with
+        `portfolio_id`, whether that portfolio's booking of it would be accepted now; stores nothing."""
+        moment = self.now()
+        shown = preview(conn, self.settings, self.calendar, side, symbol, quantity, moment)
+        return (
+            shown
+            if portfolio_id is None
+            else previewed_for(conn, self.settings, self.calendar, portfolio_id, shown, moment)
+        )
 
     def move_cash(
         self,

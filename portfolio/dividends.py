@@ -274,6 +274,16 @@ def credit_dividends(
     return [c.report() for c in owed]
 
 
+def owed(conn: Connection, portfolio_id: str, through: date) -> Decimal:
+    """What `credit_dividends` would credit now (its sum, in cents), writing nothing: the
+    cash a trade preview counts beside the balance, as its booking credits it first."""
+    book = dividend_book(conn, portfolio_id, through)
+    if not book.notices:
+        return ZERO
+    due = dividends_due(book, portfolio_id, ledger.cash_balance(conn, portfolio_id), utc_now())
+    return sum((c.amount for c in due), ZERO)
+
+
 def dividend_book(conn: Connection, portfolio_id: str, through: date, synced: date | None = None) -> DividendBook:
     """The read step of `credit_dividends`: the notices up to `through` of the names the
     portfolio traded and those their renames carried them on under (after its last

@@ -559,10 +559,8 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
     cash; call it inside `portfolio_transaction` so the check and the write are atomic.
     `moves_cash=False` is for statement synchronisation, whose cash is reconciled apart.
     """
-    _terms(request)  # a malformed request is refused before the ledger is read
-    trades = ledger_rows(conn, request.portfolio_id)  # read once: the checks replay it in memory
-    splits = stored_splits(conn, None, {t["symbol"] for t in trades} | {request.symbol})
-    checked = check_trade(request, trades, splits, cash_balance(conn, request.portfolio_id), moves_cash=moves_cash)
+    book = check_on_ledger(conn, request, moves_cash=moves_cash)
+    checked, trades, splits = book.checked, book.trades, book.splits
     append_trade(conn, checked)
     after = open_positions([*trades, checked.replayed], splits, request.trading_date).get(request.symbol)
     return {
@@ -571,6 +569,29 @@ def record_trade(conn: Connection, request: TradeRequest, *, moves_cash: bool = 
         "position_after": after.quantity if after else 0,
         "cash_after": cash_balance(conn, request.portfolio_id),
     }
+
+
+@dataclass(frozen=True)
+class LedgerCheck:
+    """A trade that passed `check_on_ledger`, with the ledger it was checked against."""
+
+    checked: CheckedTrade
+    trades: list[LedgerRow]
+    splits: list[Split]
+
+
+def check_on_ledger(
+    conn: Connection, request: TradeRequest, *, moves_cash: bool = True, owed: Decimal = ZERO
+) -> LedgerCheck:
+    """The trade checked against the ledger as stored now, writing nothing: the checks
+    `record_trade` books under, and a trade preview states (portfolio/trading.py
+    `preview_trade`), so a refusal is the same sentence on both. `owed` is cash the
+    booking would credit before it (the dividends due, `dividends.owed`), none once it has."""
+    _terms(request)  # a malformed request is refused before the ledger is read
+    trades = ledger_rows(conn, request.portfolio_id)  # read once: the checks replay it in memory
+    splits = stored_splits(conn, None, {t["symbol"] for t in trades} | {request.symbol})
+    cash = cash_balance(conn, request.portfolio_id) + owed
+    return LedgerCheck(check_trade(request, trades, splits, cash, moves_cash=moves_cash), trades, splits)
 
 
 def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:

@@ -27,7 +27,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import date, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import NotRequired, TypedDict
@@ -440,6 +440,63 @@ class TradePreview:
     spread_cost: Money
     impact_cost: Money
     total_cost: Money
+    booking_total: Money = described(
+        "The cash booking the order at `price`, stating no fees, moves: price x quantity plus the fee schedule's "
+        "fees on it for a buy (paid), less them for a sell (received); the fees a booking charges."
+    )
+    held: Shares | None = described(
+        "Shares of the symbol the portfolio holds on the trade's session, as its booking counts them; null where "
+        "no portfolio was named (the CLI without --portfolio).",
+        default=None,
+    )
+    cash_available: Money | None = described(
+        "The portfolio's cash with the dividends its booking credits first (a buy may spend them); null where no "
+        "portfolio was named.",
+        default=None,
+    )
+    bookable: bool | None = described(
+        "Whether booking the order at `price`, stating no fees, would be accepted for the portfolio now (its "
+        "holdings, cash and the name's trading); null where no portfolio was named.",
+        default=None,
+    )
+    refusal: str | None = described(
+        "Why not, in the booking's own words (the sentence its refusal carries); null when bookable.",
+        default=None,
+    )
+
+
+@dataclass(frozen=True)
+class Standing:
+    """An order as the portfolio's booking would take it now (`standing`)."""
+
+    held: Shares
+    cash_available: Money
+    refusal: str | None  # the booking's refusal, None where it would book
+
+
+def standing(
+    conn: Connection,
+    settings: Settings,
+    calendar: TradingCalendar,
+    portfolio_id: str,
+    order: ManualTrade,
+    moment: datetime,
+) -> Standing:
+    """Whether `place_manual_trade` would book `order` for the portfolio at `moment`, writing
+    nothing: the booking's own checks (`_checked_request`, then the ledger's,
+    `ledger.check_on_ledger`) with the dividends the booking credits first (`dividends.owed`),
+    so a refusal is the booking's sentence."""
+    trading_date = calendar.session_of(moment)
+    owed = dividends.owed(conn, portfolio_id, trading_date)
+    held = ledger.holdings(conn, portfolio_id, trading_date).get(asked_symbol(str(order.symbol)))
+    refusal = None
+    try:
+        request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, None)
+        ledger.check_on_ledger(conn, request, owed=owed)
+    except TradeRejected as error:
+        refusal = error.detail
+    cash = ledger.cash_balance(conn, portfolio_id) + owed
+    return Standing(held.quantity if held else 0, cash.quantize(CENT), refusal)
 
 
 def preview_trade(
@@ -459,7 +516,8 @@ def preview_trade(
     client's price, the whole quantity, with the schedule's fees on it when it states none
     (`_fees`); this is the estimate to set that price against, so the order booked at the
     preview's price without fees is charged the preview's `fees`, also past what one
-    session fills. Nothing is stored. A symbol renamed by `trading_date` is not found, the
+    session fills (`booking_total`: the cash it moves). Whether a portfolio's booking would
+    take it is `previewed_for`'s. Nothing is stored. A symbol renamed by `trading_date` is not found, the
     answer naming the symbol it trades under (`ledger.renamed_said`); a name with no close
     to price it from is refused as its booking is (`price_band`: TradeRejected, 422)."""
     from market.costs import bounded, fill
@@ -489,6 +547,9 @@ def preview_trade(
     # at a price a trade books: the model's, held within the day's band (the one a booking passes)
     done = bounded(model, band.low, band.high, priced.close, schedule)
     costs = done.costs
+    price = done.price.quantize(CENT)
+    order = ManualTrade(side, symbol, quantity, price)
+    gross, fees = to_cents(price * quantity), _fees(settings, order, price)[0]
     return TradePreview(
         symbol=symbol,
         side=side,
@@ -498,7 +559,7 @@ def preview_trade(
         touch=Decimal(str(done.touch)).quantize(CENT),
         touch_source=done.touch_source,
         impact=round(done.impact, 6) if done.quantity else None,
-        price=done.price.quantize(CENT),
+        price=price,
         band_low=band.low,
         band_high=band.high,
         price_bound=_bound(model.price, band),
@@ -509,6 +570,30 @@ def preview_trade(
         spread_cost=costs.spread.quantize(CENT),
         impact_cost=costs.impact.quantize(CENT),
         total_cost=costs.total.quantize(CENT),
+        booking_total=gross + fees if side == "BUY" else gross - fees,
+    )
+
+
+def previewed_for(
+    conn: Connection,
+    settings: Settings,
+    calendar: TradingCalendar,
+    portfolio_id: str,
+    preview: TradePreview,
+    moment: datetime,
+) -> TradePreview:
+    """`preview` (`preview_trade`'s, at `moment`) with whether the portfolio's booking of the
+    order at its price, stating no fees, would be accepted now, and if not why, in the
+    booking's words (`standing`): a sell past the holding or a buy past the cash is still
+    priced, and says it would be refused."""
+    order = ManualTrade(preview.side, preview.symbol, preview.quantity, preview.price)
+    booked = standing(conn, settings, calendar, portfolio_id, order, moment)
+    return replace(
+        preview,
+        held=booked.held,
+        cash_available=booked.cash_available,
+        bookable=booked.refusal is None,
+        refusal=booked.refusal,
     )
 
 
@@ -541,7 +626,6 @@ def _priced_session(day, closed: bool):  # noqa: ANN001, ANN202 - a rail MarketD
     """The latest bar as a session: a day the name did not trade still has its last close,
     and its volume is the normal day's (ADV_20), so the preview prices a session like it;
     a session the name is halted or delisted on trades nothing (volume 0)."""
-    from dataclasses import replace
 
     session = day.session()
     if closed:

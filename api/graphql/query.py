@@ -26,6 +26,7 @@ from api.graphql.types.trade_preview import TradePreview
 from api.schemas.portfolio import TradePreviewIn
 from api.security import caller_portfolio_on
 from desk import PortfolioValuation
+from desk import TradePreview as PreviewShape
 from market.errors import InvalidInputError, NotFoundError
 from market.text import asked_symbol
 
@@ -107,7 +108,11 @@ class Query:
     async def trade_preview(self, info: Info, side: str, symbol: str, quantity: Shares) -> TradePreview | None:
         ctx = info.context
         checked = _preview_order(side, symbol, quantity)
-        return TradePreview.from_preview(await ctx.read(ctx.svc.desk.preview_trade, *checked))
+
+        def previewed(conn: DatabaseConnection) -> PreviewShape:  # the caller's portfolio, on the read's connection
+            return ctx.svc.desk.preview_trade(conn, *checked, caller_portfolio_on(conn, ctx.svc, ctx.principal))
+
+        return TradePreview.from_preview(await ctx.read(previewed))
 
     @strawberry.field(description="The autonomous AI portfolio.")
     async def ai_portfolio(self, info: Info) -> AIPortfolio | None:

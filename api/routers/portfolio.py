@@ -30,7 +30,7 @@ from api.schemas.portfolio import (
     TradePreview,
     TradeSide,
 )
-from api.security import Principal, caller_portfolio
+from api.security import Principal, caller_portfolio, caller_portfolio_on
 from api.services import Services, written
 from api.uploads import read_upload
 from desk import Versioned
@@ -90,7 +90,7 @@ PreviewQuantity = whole_query(
 @router.get("/trade/preview", response_model=TradePreview, responses=problems(*KEYED, 404))
 def trade_preview(
     svc: ServicesDep,
-    _: CallerDep,
+    caller: CallerDep,
     conn: ConnDep,
     side: Annotated[TradeSide, Query(description="buy or sell (BUY, SELL), as the trade takes it")],
     symbol: Annotated[str, Query(min_length=1, max_length=20, description="A listed symbol.")],
@@ -99,9 +99,12 @@ def trade_preview(
     """What the cost model says `quantity` shares would cost in a session like the latest:
     the touch (ask or bid, else half the day's range from the close), square-root impact,
     fees, the price per share with all of them, and how much one session would fill. The
-    same model prices the AI portfolio's fills and the morning suggestions; nothing is
+    same model prices the AI portfolio's fills and the morning suggestions; and whether the
+    caller's portfolio would book the order at that price now (`bookable`), else the
+    booking's refusal (`refusal`), beside the shares it holds and its cash. Nothing is
     stored."""
-    return TradePreview.model_validate(svc.desk.preview_trade(conn, side, symbol, quantity), from_attributes=True)
+    preview = svc.desk.preview_trade(conn, side, symbol, quantity, caller_portfolio_on(conn, svc, caller))
+    return TradePreview.model_validate(preview, from_attributes=True)
 
 
 @router.post("/trade", response_model=TradeOut, status_code=status.HTTP_201_CREATED, responses=problems(*KEYED, 409))

@@ -24,6 +24,7 @@ from api.schemas.common import (
 )
 from api.schemas.derived import derived
 from desk import domain  # the domain's shapes (a track record, a position, a trade, a suggestion), through the desk
+from market.contract import description
 from market.money import MAX_CASH_MOVEMENT, MAX_ORDER_SHARES
 
 # The JSON documents the bodies carry, each printed by its declared type (api/schemas/common.py `document`)
@@ -683,6 +684,11 @@ class TradePreview(ApiModel):
             "spread_cost": "500.00",
             "impact_cost": "316.20",
             "total_cost": "1327.78",
+            "booking_total": "102831.58",
+            "held": 0,
+            "cash_available": "250000.00",
+            "bookable": True,
+            "refusal": None,
         }
     )
 
@@ -720,3 +726,10 @@ class TradePreview(ApiModel):
     spread_cost: Money
     impact_cost: Money
     total_cost: Money = Field(description="Spread, impact and fees on the whole quantity, in money.")
+    # the caller's portfolio as its booking would take the order (portfolio/trading.py `standing`),
+    # described once, by the domain's declaration
+    booking_total: Money = Field(description=description(domain.TradePreview, "booking_total"))
+    held: int = Field(description=description(domain.TradePreview, "held"))
+    cash_available: Money = Field(description=description(domain.TradePreview, "cash_available"))
+    bookable: bool = Field(description=description(domain.TradePreview, "bookable"))
+    refusal: str | None = Field(description=description(domain.TradePreview, "refusal"))

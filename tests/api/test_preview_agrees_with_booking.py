@@ -30,7 +30,8 @@ from tests.portfolio.clients import announce_action
 PREVIEW = "/api/portfolio/trade/preview"
 FIELDS = (
     "symbol side quantity asOf close touch touchSource impact price bandLow bandHigh priceBound priceNote "
-    "fillableInOneSession lapseReason fees spreadCost impactCost totalCost"
+    "fillableInOneSession lapseReason fees spreadCost impactCost totalCost "
+    "bookingTotal held cashAvailable bookable refusal"
 )
 PREVIEW_QUERY = (
     "query($s: String!, $y: String!, $q: Shares!) "
