@@ -7,6 +7,7 @@ still 200 with the prices."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -14,8 +15,11 @@ from market.settings import Settings
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data
 from tests.pipeline.test_cli import cli
+from tests.portfolio.clients import announce_action
 
 PREVIEW = "/api/portfolio/trade/preview"
+TUESDAY = date(2026, 11, 24)
+TUESDAY_MORNING = datetime(2026, 11, 24, 13, 0, tzinfo=UTC)  # 08:00 exchange time, before the session
 FIELDS = "price fees bookingTotal held cashAvailable bookable refusal"
 
 
@@ -84,3 +88,20 @@ def test_the_cli_says_whether_the_portfolio_would_book_it(settings: Settings) ->
     booked = cli("portfolio", "trade", "client:acme", "buy", "AAA", "1000", body["price"])
     assert booked.returncode == 1 and body["refusal"] in booked.stderr
     assert json.loads(cli("portfolio", "preview", "buy", "AAA", "10").stdout)["bookable"] is None
+
+
+def test_a_buy_may_spend_the_dividends_its_booking_credits_first(api: Api) -> None:
+    """The booking credits the dividends owed before it checks the cash, and a buy may spend
+    them even before their payment date: so does the preview's `cash_available`."""
+    assert _book(api, {"side": "BUY", "quantity": 1000, "price": "50.00"}).status_code == 201
+    announce_action(api.world.engine, "LIQ", "DIVIDEND", 5.0, TUESDAY, "ex-date 2026-11-24, payment 2026-12-15")
+    api.clock.moment = TUESDAY_MORNING
+    cash = _cash(api)  # not yet credited: 5,000 more once a booking credits it
+    per_share = Decimal(_preview(api, "buy", 100)["booking_total"]) / 100
+    quantity = int((cash + Decimal(2500)) / per_share)
+    shown = _preview(api, "buy", quantity)
+    assert cash < Decimal(shown["booking_total"]) <= cash + 5000, shown
+    assert (Decimal(shown["cash_available"]), shown["bookable"], shown["refusal"]) == (cash + 5000, True, None)
+    booked = _book(api, shown)
+    assert booked.status_code == 201, booked.text
+    assert cash + 5000 - _cash(api) == Decimal(shown["booking_total"])
