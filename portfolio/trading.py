@@ -485,7 +485,9 @@ def standing(
     """Whether `place_manual_trade` would book `order` for the portfolio at `moment`, writing
     nothing: the booking's own checks (`_checked_request`, then the ledger's,
     `ledger.check_on_ledger`) with the dividends the booking credits first (`dividends.owed`),
-    so a refusal is the booking's sentence."""
+    so a refusal is the booking's sentence. A portfolio the booking cannot write to (none of
+    that id, or the AI book) is refused as the booking refuses it (`ledger.writable_portfolio`)."""
+    ledger.writable_portfolio(conn, portfolio_id)
     trading_date = calendar.session_of(moment)
     owed = dividends.owed(conn, portfolio_id, trading_date)
     held = ledger.holdings(conn, portfolio_id, trading_date).get(asked_symbol(str(order.symbol)))

@@ -88,6 +88,8 @@ def test_the_cli_says_whether_the_portfolio_would_book_it(settings: Settings) ->
     booked = cli("portfolio", "trade", "client:acme", "buy", "AAA", "1000", body["price"])
     assert booked.returncode == 1 and body["refusal"] in booked.stderr
     assert json.loads(cli("portfolio", "preview", "buy", "AAA", "10").stdout)["bookable"] is None
+    unknown = cli("portfolio", "preview", "buy", "AAA", "10", "--portfolio", "client:nobody")
+    assert (unknown.returncode, unknown.stdout) == (1, "") and "no portfolio 'client:nobody'" in unknown.stderr
 
 
 def test_a_buy_may_spend_the_dividends_its_booking_credits_first(api: Api) -> None:
