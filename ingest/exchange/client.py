@@ -159,7 +159,7 @@ class ExchangeClient:
         self.close()
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Fetched:
-        url = f"{self.base_url}{path}"
+        url = self.url_of(path)
         last_problem = ""
         for attempt in range(1, self.retries + 2):
             try:
@@ -186,13 +186,20 @@ class ExchangeClient:
                 self._sleep(delay)
         raise SourceUnavailableError(f"{url} {last_problem} on all {self.retries + 1} attempts")
 
+    def url_of(self, path: str) -> str:
+        """The address `path` names: a path under `base_url` (`/market/daily`), or a whole
+        URL as it is (a feed or a disclosure the text stage reads elsewhere), as httpx's
+        `base_url` merges them; joined as text, a feed's URL read `http://hosthttp://host/...`
+        and answered 404."""
+        return path if httpx.URL(path).is_absolute_url else f"{self.base_url}{path}"
+
     def _fetch(self, path: str, params: dict[str, str] | None) -> tuple[int, str, bytes]:
         """One attempt: the status, the final URL and the body, read by `bounded_body` (a
         body past `max_bytes` is refused here, not retried), its redirects followed as every
         download's are (`followed`: one to another host checked and requested at the
         address checked; one refused is SourceUnavailableError, not retried)."""
         deadline = Deadline(self.limits.max_seconds, "the page", "retried")
-        url = str(httpx.URL(f"{self.base_url}{path}").copy_merge_params(params or {}))
+        url = str(httpx.URL(self.url_of(path)).copy_merge_params(params or {}))
         reach = configured_reach(url, self.limits.internal_redirects)
         with followed(self._http, url, deadline, reach) as hop:
             try:
@@ -200,7 +207,7 @@ class ExchangeClient:
             except BudgetExceededError:
                 raise
             except MarketIntelError as exc:
-                raise SourceUnavailableError(f"{self.base_url}{path}: {exc.detail}; not retried") from None
+                raise SourceUnavailableError(f"{self.url_of(path)}: {exc.detail}; not retried") from None
             return hop.response.status_code, hop.url, body
 
 

@@ -138,3 +138,19 @@ def test_a_redirect_to_another_host_is_checked_before_it_is_followed() -> None:
     inside = PageLimits(internal_redirects=True)
     allowing = ExchangeClient("http://exchange.test", retries=0, transport=httpx.MockTransport(respond), limits=inside)
     assert allowing.get("/inside").body == b"ok"
+
+
+def test_a_whole_url_is_requested_as_it_is_and_a_path_under_the_site() -> None:
+    """The text stage reads its feeds through the exchange's client by their whole URL: it is
+    requested as it is (joined to the site's address as text it read `http://hosthttp://host/...`,
+    answered 404, and the demo's news feed was never read), a path under the site's address."""
+    seen: list[str] = []
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, content=b"ok")
+
+    with ExchangeClient("http://exchange.test/jse", retries=0, transport=httpx.MockTransport(respond)) as client:
+        assert client.get("http://exchange.test/news/rss").body == b"ok"
+        assert client.get("/market/daily", {"date": "2026-11-27"}).body == b"ok"
+    assert seen == ["http://exchange.test/news/rss", "http://exchange.test/jse/market/daily?date=2026-11-27"]
