@@ -20,10 +20,10 @@ Errors:
 - negative volume or trades, a close that is not positive, bid above ask, low above high;
   a volume or trades count over `market.money.MAX_SHARES` or a close over `MAX_PRICE`;
 - a stale page: every traded row (five or more) repeats the previous stored session's row
-  field for field (low, high, close, previous close, volume), the rule the historical
+  (low, high, close and volume, its previous close the row's or its close), the rule the historical
   importer applies to a copied day (`ingest.importers.formats.repeated_days`): the
   exchange served the previous session's page again under the new date, which the NSE
-  crawler's files show happens (55 such days);
+  crawler's files show happens (56 such days);
 - a SPLIT notice whose ratio cannot be read (`split_factor`: the Amount column, shares
   after per share before, or "N for M" in the detail), lies outside 1/1,000 to 1,000 or
   is 1, or does not explain the day's close: the close times the factor must lie within

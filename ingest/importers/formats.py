@@ -605,14 +605,17 @@ def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
 
     A day is a copy when it has at least REPEAT_MINIMUM_TRADED traded rows (volume > 0;
     market indices, which never trade, do not count) and every one of them repeats the
-    same symbol's row of the previous date in the source field for field (low, high,
-    close, previous close, volume). That is how a crawler records a day the exchange did
-    not publish: it saves the page it still finds, the previous session's. The NSE files
-    hold 55 such days (2007-2021; many of them Kenyan public holidays: Moi Day, Eid, the
-    2010 referendum, the election days), each a verbatim copy of the day before, whose
-    previous-close column is the day before's too (not the close it repeats). Read as a
-    session, a copy is a day on which nothing moved, and it takes the next session's move
-    away from the day that really preceded it. Two sessions in a row on which five or more
+    same symbol's row of the previous date in the source (`_repeats`: low, high, close
+    and volume, and a previous close that is the day before's or the close it repeats).
+    That is how a crawler records a day the exchange did not publish: it saves the page it
+    still finds, the previous session's. The NSE files hold 56 such days (2007-2021; many
+    of them Kenyan public holidays: Moi Day, Eid, the 2010 referendum, the election days),
+    each a copy of the day before whose previous-close column is the day before's too, but
+    2019-12-10's, which holds the close it repeats, as a vendor that writes each row's
+    previous close from its own series fills a copy's: read field for field, that day was
+    stored as a session, every name's volume counted twice. Read as a session, a copy is
+    a day on which nothing moved, and it takes the next session's move away from the day
+    that really preceded it. Two sessions in a row on which five or more
     names traded the same volume between the same low and high to the same close do not
     happen in real trading; one instrument's repeated bar can, and is kept. A run of
     copies (a long holiday) maps every copy to the session before the run.
@@ -625,9 +628,22 @@ def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
     for before, day in zip(days, days[1:]):
         previous = bars[before]
         traded = [(symbol, bar) for symbol, bar in bars[day].items() if bar[-1]]
-        if len(traded) >= REPEAT_MINIMUM_TRADED and all(previous.get(symbol) == bar for symbol, bar in traded):
+        if len(traded) >= REPEAT_MINIMUM_TRADED and all(_repeats(previous.get(symbol), bar) for symbol, bar in traded):
             copies[day] = copies.get(before, before)
     return copies
+
+
+def _repeats(earlier: tuple | None, bar: tuple) -> bool:
+    """Whether `bar` (`_REPEATED_FIELDS`) repeats `earlier`, the same name's bar of the day
+    before: low, high, close and volume the same, and its previous close either `earlier`'s
+    (a verbatim copy) or `earlier`'s close (a series that writes each row's previous close)."""
+    if earlier is None:
+        return False
+    (low, high, close, prev_close, volume), before = bar, earlier
+    return (low, high, close, volume) == (before[0], before[1], before[2], before[4]) and prev_close in (
+        before[3],
+        before[2],
+    )
 
 
 def describe_repeated(copies: dict[date, date]) -> list[str]:

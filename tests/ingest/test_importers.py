@@ -123,6 +123,24 @@ def test_a_day_that_copies_the_one_before_is_left_out_and_said(settings: Setting
     assert replay.source.repeated_days == [left_out[0].removeprefix("left out: ")]
 
 
+def test_a_copy_whose_previous_close_is_the_close_it_repeats_is_left_out(settings: Settings, tmp_path: Path) -> None:
+    """The NSE's 20191210.csv repeats 2019-12-09's low, high, close and volume for every
+    traded name, but its previous-close column holds the 9th's close (a page whose previous
+    close the exchange computes): read field for field it was stored as a session, every
+    name's volume counted twice and the 11th's move taken from the 9th."""
+    root = tmp_path / "daily"
+    session = _six_names()
+    # the copy: each row's previous close is the close it repeats
+    copy = [HEADER, *(";".join([*r.split(";")[:5], r.split(";")[4], r.split(";")[6]]) for r in session[1:])]
+    _write(root / "2019" / "12" / "20191209.csv", session)
+    _write(root / "2019" / "12" / "20191210.csv", copy)
+    report = import_path(service_engine(settings), root)
+    assert report.repeated_days == [
+        "2019-12-10: every traded row repeats 2019-12-09's verbatim; left out as a copy, not a session"
+    ]
+    assert {p["trading_date"] for p in _prices(settings)} == {date(2019, 12, 9)}
+
+
 def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tmp_path: Path) -> None:
     """Under five traded rows, all of them repeating is not evidence of a copy: kept."""
     root = tmp_path / "daily"
@@ -278,9 +296,10 @@ def test_the_whole_nse_daily_set(settings: Settings, nse_data: Path) -> None:
     assert report.indices == ["^FNK15", "^FNK25", "^N20I", "^N25I", "^NASI", "^ZKEQTK", "^ZKEQTU"]
     assert 210_000 <= report.rows_inserted <= 220_000
     assert len(report.bad_rows) < 10 and all(".csv:" in b for b in report.bad_rows)
-    # 55 days are the previous session's file saved again (holidays among them: the 2010
-    # referendum, the 2017 election days); none is stored as a session
-    assert len(report.repeated_days) == 55
+    # 56 days are the previous session's file saved again (holidays among them: the 2010
+    # referendum, the 2017 election days; 2019-12-10 with the close it repeats as its
+    # previous close); none is stored as a session
+    assert len(report.repeated_days) == 56
     assert any(r.startswith("2010-08-04: every traded row repeats 2010-08-03's") for r in report.repeated_days)
     assert any(r.startswith("2017-08-08: every traded row repeats 2017-08-07's") for r in report.repeated_days)
     # the files before 2009 leave untraded names out: 2,215 no-trade rows in gaps under 60

@@ -472,9 +472,9 @@ def _deliver_over_http(
 def test_real_nse_calendar_and_currency(nse_data: Path, nse_replay: ReplayMarket) -> None:
     files = sorted(nse_data.joinpath("daily").rglob("*.csv"))
     dates = [date(int(f.stem[:4]), int(f.stem[4:6]), int(f.stem[6:])) for f in files]
-    # the files' dates less the 55 that copy the session before (the 2010 referendum among them)
+    # the files' dates less the 56 that copy the session before (the 2010 referendum among them)
     copies = [date.fromisoformat(line[:10]) for line in nse_replay.source.repeated_days]
-    assert len(copies) == 55 and nse_replay.days == [d for d in dates if d not in copies]
+    assert len(copies) == 56 and nse_replay.days == [d for d in dates if d not in copies]
     assert date(2010, 8, 4) in copies and not nse_replay.calendar.is_trading_day(date(2010, 8, 4))
     assert nse_replay.calendar.is_trading_day(date(2021, 12, 24)) and not nse_replay.calendar.is_trading_day(
         date(2021, 12, 27)
