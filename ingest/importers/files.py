@@ -307,7 +307,8 @@ def import_path(
         report.instruments_inserted += _retire_renamed(conn, rows, held)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
         report.corporate_actions_inserted = append_actions(conn, actions, keep_books)
-        _store_untraded(conn, rows, report, untraded_scope(conn, rows, [a["action_date"] for a in actions]))
+        if rows.first_day:  # an import of index levels alone stores no price row, and so no no-trade row
+            _store_untraded(conn, rows, report, untraded_scope(conn, rows, [a["action_date"] for a in actions]))
     report.capital_changes = changes.lines()
     return report
 
@@ -494,8 +495,6 @@ def _store_untraded(conn: Connection, rows: _Rows, report: ImportReport, scope: 
     new version (the store is append-only), and counted apart (`untraded_changed`): left
     on the old count, a holder was valued at the old close and the panel read the factor
     as a move and back, where one import of the same files stores the new count."""
-    if not rows.first_day:
-        return
     market = current_frame(conn, tables.eod_prices, ["symbol", "trading_date", "close", "source"], where=scope.where())
     market = market.rename(columns={"trading_date": "date"})
     filed = market[~market["source"].str.endswith(OURS)]

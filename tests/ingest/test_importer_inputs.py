@@ -578,3 +578,18 @@ def test_an_empty_first_file_is_its_bad_row_not_the_folders_format(settings: Set
     assert _bad_rows(result.stdout) == [f"bad row: {daily}/20240228.csv:0: empty file"]
     assert [(str(p["trading_date"]), p["close"]) for p in _stored(settings)] == [("2024-02-29", 12)]
     assert ReplayMarket(daily).days == [date(2024, 2, 29)]
+
+
+@ON_SQLITE_ONLY
+def test_a_file_of_index_levels_alone_stores_them(settings: Settings, tmp_path: Path) -> None:
+    """A vendor's index file (the market's benchmark, no security in it) stopped the import
+    with a traceback (`min() arg is an empty sequence`, the no-trade rows' scope of no
+    price row) and stored nothing: its levels are stored and said."""
+    levels = tmp_path / "nasi.csv"
+    levels.write_text("symbol,date,close,volume\n^NASI,2024-01-02,100.5,0\n^NASI,2024-01-04,101.5,0\n")
+    result = cli("import", str(levels))
+    assert result.returncode == 0, result.stderr
+    assert "2 levels stored as the market's benchmark (index_levels)" in result.stdout
+    stored = _stored(settings, tables.index_levels)
+    assert [(r["trading_date"], r["level"]) for r in stored] == [(date(2024, 1, 2), 100.5), (date(2024, 1, 4), 101.5)]
+    assert _stored(settings) == []
