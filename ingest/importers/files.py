@@ -351,13 +351,33 @@ def _first_pass(
     row is written."""
     read = [deque(read_known(fmt, file, today)) for file in files]
     first = [item for items in read for item in items if not isinstance(item, Bad)]
-    copies = repeated_days(first)
+    copies = repeated_days([*session_before(engine, first), *first])
     report.repeated_days = describe_repeated(copies)
     kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
     report.second_rows = seconds.lines()
     currencies, unstated = row_currencies(i for i in first if not is_index_row(i))
     stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
     return FirstPass(read, copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
+
+
+def session_before(engine: Engine, rows: list[dict]) -> list[dict]:
+    """The store's price rows of its latest session before the first day of `rows`: the
+    day a follow-up import's first day is checked against for a copy (`repeated_days`), as
+    T0 checks a page against the stored session before it. A day's file imported on its
+    own was never a copy: the vendor's file for a holiday, the previous session's again,
+    was stored as a session."""
+    if not rows:
+        return []
+    c = tables.eod_prices.c
+    with engine.connect() as conn:
+        day = conn.execute(
+            select(func.max(c.trading_date)).where(c.trading_date < min(r["trading_date"] for r in rows))
+        )
+        before = day.scalar()
+        if before is None:
+            return []
+        columns = ["symbol", "trading_date", "low", "high", "close", "prev_close", "volume"]
+        return current_rows(conn, tables.eod_prices, where=[c.trading_date == before], columns=columns)
 
 
 def _renamed_symbols(capital: CapitalOptions, path: Path) -> set[str]:

@@ -141,6 +141,25 @@ def test_a_copy_whose_previous_close_is_the_close_it_repeats_is_left_out(setting
     assert {p["trading_date"] for p in _prices(settings)} == {date(2019, 12, 9)}
 
 
+def test_a_days_file_imported_alone_that_copies_the_stored_session_is_left_out(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """The nightly routine imports each day's file on its own. A holiday's file that is the
+    session before's again was compared with nothing (its day the only one of the import)
+    and stored as a session; T0 refuses the same page as stale. It is checked against the
+    store's session before it, left out and said; the next day's file is stored."""
+    engine = service_engine(settings)
+    import_path(engine, _write(tmp_path / "a" / "20100803.csv", _six_names()))
+    copy = import_path(engine, _write(tmp_path / "b" / "20100804.csv", _six_names()))
+    assert copy.repeated_days == [
+        "2010-08-04: every traded row repeats 2010-08-03's verbatim; left out as a copy, not a session"
+    ]
+    assert copy.rows_inserted == 0 and copy.index_levels_inserted == 0
+    moved = import_path(engine, _write(tmp_path / "c" / "20100805.csv", _six_names(volume_of_last="701")))
+    assert moved.repeated_days == [] and moved.rows_inserted == 7
+    assert {p["trading_date"] for p in _prices(settings)} == {date(2010, 8, 3), date(2010, 8, 5)}
+
+
 def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tmp_path: Path) -> None:
     """Under five traded rows, all of them repeating is not evidence of a copy: kept."""
     root = tmp_path / "daily"
