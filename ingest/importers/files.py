@@ -353,7 +353,9 @@ def _first_pass(
     first = [item for items in read for item in items if not isinstance(item, Bad)]
     copies = repeated_days([*session_before(engine, first), *first])
     report.repeated_days = describe_repeated(copies)
-    kept, seconds = second_rows(i for i in first if not is_index_row(i) and i["trading_date"] not in copies)
+    # an index's second rows too, kept as a name's are (`_Rows.take`): a level that disagrees is said
+    kept, seconds = second_rows(i for i in first if i["trading_date"] not in copies)
+    kept = [i for i in kept if not is_index_row(i)]
     report.second_rows = seconds.lines()
     currencies, unstated = row_currencies(i for i in first if not is_index_row(i))
     stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
