@@ -371,6 +371,8 @@ def _echo_read(report: ImportReport, currency: str) -> None:
             f"left out: market indices {', '.join(report.indices)} (index levels, not securities); "
             f"{report.index_levels_inserted} levels stored as the market's benchmark (index_levels)"
         )
+    for move in report.index_moves:
+        typer.echo(f"warning: index level {move}")
 
 
 def _echo_types(source: str, not_ordinary: dict[str, str]) -> None:

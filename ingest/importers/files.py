@@ -79,10 +79,13 @@ from sqlalchemy import ColumnElement, Connection, Engine, func, select
 from tqdm import tqdm
 
 from ingest.books import BooksCheck, append_actions
+from ingest.exchange.band import band_text
 from ingest.importers.actions import (
     IMPLIED,
+    SANITY_BAND,
     CapitalChanges,
     actions_beside,
+    band_moves,
     capital_changes,
     is_actions_file,
     price_files,
@@ -149,6 +152,7 @@ class ImportReport:
     repeated_days: list[str] = field(default_factory=list)  # days left out as copies of the one before
     indices: list[str] = field(default_factory=list)  # market indices left out (levels, not securities)
     index_levels_inserted: int = 0  # their levels, stored in index_levels
+    index_moves: list[str] = field(default_factory=list)  # their levels beyond T0's band (`index_moves`)
     types: str = ""  # where the instruments' types came from (`source_types`)
     not_ordinary: dict[str, str] = field(default_factory=dict)  # symbol -> type, for every non-ordinary instrument
     capital_changes: list[str] = field(default_factory=list)  # the report (actions.CapitalChanges.lines)
@@ -303,6 +307,7 @@ def import_path(
         report.changed = [c.line() for c in written.changed[:CHANGED_SHOWN]]
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
+        report.index_moves = index_moves(rows.levels.values())
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.instruments_inserted += _retire_renamed(conn, rows, held)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
@@ -922,6 +927,21 @@ def _store_levels(conn: Connection, rows: _Rows) -> int:
         list(rows.levels.values()),
         scope=[c.trading_date.between(min(days), max(days)), c.symbol.in_(sorted(rows.indices))],
     ).inserted
+
+
+def index_moves(levels: Iterable[dict]) -> list[str]:
+    """The import's index levels beyond T0's price band (SANITY_BAND, `actions.band_moves`)
+    from the index's previous level in the files, one line each: a misprinted level (a
+    point or a digit lost: 101.5 then 1015) was stored as the track record's benchmark
+    without a word, where a name's close past the band is reported. Stored as given."""
+    frame = pd.DataFrame([{"symbol": r["symbol"], "date": r["trading_date"], "close": r["level"]} for r in levels])
+    moves = band_moves(frame, SANITY_BAND) if len(frame) else []
+    return [
+        f"{m.symbol} {m.day.isoformat()}: {m.previous_close:g} -> {m.close:g} ({m.move:+.1%}), beyond T0's band "
+        f"({band_text(SANITY_BAND)}) from its previous level ({m.previous_day.isoformat()}): stored as given, "
+        "check the file"
+        for m in moves
+    ]
 
 
 def _latest(found: dict[str, tuple], symbol: str, day: date, value: object) -> None:

@@ -593,3 +593,21 @@ def test_a_file_of_index_levels_alone_stores_them(settings: Settings, tmp_path: 
     stored = _stored(settings, tables.index_levels)
     assert [(r["trading_date"], r["level"]) for r in stored] == [(date(2024, 1, 2), 100.5), (date(2024, 1, 4), 101.5)]
     assert _stored(settings) == []
+
+
+@ON_SQLITE_ONLY
+def test_an_index_level_beyond_the_band_is_a_warning(settings: Settings, tmp_path: Path) -> None:
+    """A misprinted index level (a point lost: 101.5 then 1015) was stored as the track
+    record's benchmark without a word, where a name's close past T0's band is reported. It
+    is stored as given and named on a warning line; a level within the band is not."""
+    levels = tmp_path / "nasi.csv"
+    levels.write_text(
+        "symbol,date,close,volume\n^NASI,2024-01-02,100.5,0\n^NASI,2024-01-03,101.5,0\n^NASI,2024-01-04,1015,0\n"
+    )
+    result = cli("import", str(levels))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("warning: index level")] == [
+        "warning: index level ^NASI 2024-01-04: 101.5 -> 1015 (+900.0%), beyond T0's band (50% up or 33% down) "
+        "from its previous level (2024-01-03): stored as given, check the file"
+    ]
+    assert [r["level"] for r in _stored(settings, tables.index_levels)] == [100.5, 101.5, 1015.0]
