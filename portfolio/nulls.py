@@ -364,14 +364,15 @@ def standing(books: int) -> str:
 
 def percentile_words(model_percentile: float | None, beats: int, books: int, missing: str = "n/a") -> str:
     """The model's standing in a family of `books` books as a reader can take it (`standing`):
-    a family of one book, whether the model beats it (not a percentile of 0, 50 or 100); fewer
+    a family of one book, whether the model beats it or is level with it (not a percentile of
+    0, 50 or 100); fewer
     than FEW_BOOKS, the percentile with the caveat; else the percentile. `missing` without a
     percentile (no books, or no ratios: never "beats: no" for a book not measured)."""
     if model_percentile is None:
         return missing
     reading = standing(books)
-    if reading == ONE_BOOK:
-        return f"beats: {'yes' if beats else 'no'}"
+    if reading == ONE_BOOK:  # a tie is half a book below: level, as the reports' sentences say
+        return "level" if model_percentile == 50 else f"beats: {'yes' if beats else 'no'}"
     if reading == FEW:
         return f"{model_percentile:g} (of {books} books: too few to read)"
     return f"{model_percentile:g}"

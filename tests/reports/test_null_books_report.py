@@ -223,7 +223,8 @@ def test_a_one_book_family_reads_whether_the_model_beats_it_not_a_percentile(pla
     table = _null_table(planted)
     for family in ("size", "bought_and_held", "inverted"):
         assert families[family].books == 1, family
-        said = f"beats: {'yes' if families[family].model_beats else 'no'}"
+        tie = families[family].model_percentile == 50
+        said = "level" if tie else f"beats: {'yes' if families[family].model_beats else 'no'}"
         ir = families[family].information_ratio.mean
         assert f"1 {ratio(ir)} ({ratio(ir)} to {ratio(ir)}) - {said}" in table, (family, table)
     assert "- 50" not in table and "over one book, whether it beats it" in table
@@ -238,7 +239,9 @@ def test_a_percentile_over_few_books_is_said_to_be_too_few_to_read() -> None:
     from reports.format import null_percentiles
 
     # a book not measured (no ratios under 20 days of returns) is not "beaten": no figure at all
-    assert percentile_words(None, 0, 1, "-") == "-" and percentile_words(50.0, 0, 1) == "beats: no"
+    assert percentile_words(None, 0, 1, "-") == "-" and percentile_words(0.0, 0, 1) == "beats: no"
+    # a tie with the one book (half a book below) is level, as the reports' sentences say, not "beats: no"
+    assert percentile_words(50.0, 0, 1) == "level" and percentile_words(100.0, 1, 1) == "beats: yes"
 
     def family(books: int, percentile: float, beats: int) -> dict:
         return {"books": books, "model_percentile": percentile, "model_beats": beats, "note": None}
