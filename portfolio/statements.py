@@ -60,7 +60,8 @@ what happened since is refused with the reason, as is one dated before the last 
 synchronised (`_not_before_the_last`: the later statement stands) and one of another broker
 account than the last synchronised statement that names one (`_same_account`: both layouts
 print `Account: <number>`, read into `ParsedStatement.account` and kept in
-`statement_imports.parsed`; a statement that prints none is not judged). A preview (`preview=True`, REST
+`statement_imports.parsed`; once a synchronised statement has named one, a statement that
+prints none is refused too, as it cannot be shown to be of that account). A preview (`preview=True`, REST
 `?preview=true`, CLI `--preview`) runs the same sync, every check included, and rolls it
 back: it answers status PREVIEW with the changes and a `confirm_token`, and stores
 nothing; the same file sent with that token (`confirm=`, `--confirm`) is applied only
@@ -809,21 +810,23 @@ def _synced(conn: Connection, portfolio_id: str) -> list[StatementJson]:
 
 
 def _same_account(synced: list[StatementJson], parsed: ParsedStatement) -> None:
-    """StatementRejected for a statement of another account than the portfolio's last
-    synchronised statement that names one: synced, another account's holdings and cash
-    would replace the book's (KC-7777's statement sold every holding of a portfolio kept
-    to KC-0001's). A statement that prints no account line is not judged, and does not
-    change the portfolio's account."""
+    """StatementRejected for a statement that is not shown to be of the account of the
+    portfolio's last synchronised statement that names one: of another account (synced,
+    KC-7777's statement sold every holding of a portfolio kept to KC-0001's), or printing
+    no account line at all (a spouse's or a company's statement with its header cut off
+    would replace the book just the same). A portfolio none of whose statements named an
+    account takes a statement that prints none, as before."""
     named = [s for s in synced if s.get("account")]
-    if parsed.account is None or not named:
+    if not named or parsed.account == named[-1]["account"]:
         return
     last = named[-1]  # the last synced (a statement dated before the last is refused: also the latest dated)
-    if parsed.account != last["account"]:
-        raise StatementRejected(
-            f"the statement is of account {parsed.account}, not {last['account']}, the account of the statement "
-            f"this portfolio was last synchronised to ({last['as_of']}): synchronised, another account's holdings "
-            f"and cash would replace this portfolio's; upload a statement of account {last['account']}"
-        )
+    shown = f"of account {parsed.account}, not" if parsed.account else "of no account: it prints no account line, not"
+    raise StatementRejected(
+        f"the statement is {shown} {last['account']}, the account of the statement "
+        f"this portfolio was last synchronised to ({last['as_of']}): synchronised, another account's holdings "
+        f"and cash would replace this portfolio's; upload a statement of account {last['account']} that shows "
+        "its account line"
+    )
 
 
 def _not_before_the_last(synced: list[StatementJson], parsed: ParsedStatement) -> None:

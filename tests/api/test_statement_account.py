@@ -7,7 +7,9 @@ over a portfolio synchronised to KC-0001's sold every holding and reconciled the
 the other account's. Now the account is read, shown in the answer (the preview too) and
 kept with the import; a statement of an account other than that of the portfolio's last
 synchronised statement is 422 problem+json naming both, kept as REJECTED, the book
-unchanged. A statement that prints no account line is synchronised as before."""
+unchanged. Once a synchronised statement named an account, a statement that prints no
+account line is refused as well (it cannot be shown to be of that account: the review's
+cut-off-header run); a portfolio none of whose statements named one takes it as before."""
 
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def test_a_statement_of_another_account_is_refused_naming_both(api: Api) -> None
     ((status, reason, _),) = _kept(api, THEIRS)
     assert status == "REJECTED" and "KC-7777" in reason and "KC-0001" in reason
 
-    # a statement that names no account is synchronised as before; the portfolio stays KC-0001's
+    # a statement that prints no account line cannot be shown to be KC-0001's: refused alike
     unnamed = text_pdf(
         [
             HOLDINGS_TITLE,
@@ -79,10 +81,33 @@ def test_a_statement_of_another_account_is_refused_naming_both(api: Api) -> None
             "Total Portfolio Value: 10,500.00",
         ]
     )
-    plain = _upload(api, unnamed)
-    assert plain.status_code == 200 and plain.json()["statement"]["account"] is None, plain.text
+    unshown = "the statement is of no account: it prints no account line, not KC-0001, the account of the statement"
+    assert_problem(_upload(api, unnamed, preview="true"), 422, unshown, "that shows its account line")
+    assert_problem(_upload(api, unnamed), 422, unshown, "upload a statement of account KC-0001")
+    assert api.acme("GET", "/api/portfolio").json() == book  # nothing sold, no cash reconciled
+    assert [status for status, _, _ in _kept(api, unnamed)] == ["REJECTED"]
     assert_problem(_upload(api, THEIRS), 422, said)
     again = _statement("KC-0001", "Acme Ltd", Holding("LIQ", "Liquid", 300, Decimal("50"), Decimal("50")), "0")
     assert _upload(api, again).status_code == 200  # the same account's next statement is synchronised
     positions = api.acme("GET", "/api/portfolio").json()["positions"]
     assert [(p["symbol"], p["quantity"]) for p in positions] == [("LIQ", 300)]
+
+
+def test_a_portfolio_whose_statements_named_no_account_takes_one_that_names_none(api: Api) -> None:
+    first, later = (
+        text_pdf(
+            [
+                HOLDINGS_TITLE,
+                f"Statement date: {DAY.isoformat()}",
+                "Symbol Description Quantity Avg Cost Price Value",
+                f"LIQ Liquid {quantity} 50.00 50.00 {quantity * 50:,}.00",
+                f"Total Market Value: {quantity * 50:,}.00",
+                "Cash Balance: 500.00",
+                f"Total Portfolio Value: {quantity * 50 + 500:,}.00",
+            ]
+        )
+        for quantity in (100, 200)
+    )
+    assert _upload(api, first).status_code == 200
+    synced = _upload(api, later)
+    assert synced.status_code == 200 and synced.json()["statement"]["account"] is None, synced.text

@@ -8,10 +8,12 @@ import subprocess
 from decimal import Decimal
 from pathlib import Path
 
+from ingest.pdf_text import PdfExtractor
 from market.settings import Settings
 from store.engine import service_engine
 from tests.api.contract import violations
 from tests.conftest import ON_SQLITE_ONLY
+from tests.pdf_samples import text_pdf
 from tests.pipeline.test_cli import MARKETINTEL, cli
 from tests.portfolio.seed import seed_market
 
@@ -52,6 +54,16 @@ def test_portfolio_commands(settings: Settings, tmp_path: Path) -> None:
     assert synced.returncode == 0, synced.stderr
     assert '"status": "SYNCED"' in synced.stdout
     assert list(violations(json.loads(synced.stdout), "sync")) == []
+    # a statement with its account line cut off is refused once the book's statement named one
+    unnamed = tmp_path / "unnamed.pdf"
+    with PdfExtractor.from_settings(settings) as extractor:
+        lines = extractor.extract(statement.read_bytes()).text.splitlines()
+    unnamed.write_bytes(text_pdf([line for line in lines if line.strip() and not line.startswith("Account:")]))
+    for asked in (["--preview"], []):
+        refused = cli("portfolio", "import-statement", "client:acme", str(unnamed), *asked)
+        assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        assert refused.stderr.startswith("error: the statement is of no account: it prints no account line, not ")
+        assert "upload a statement of account KC-DEMO-0001 that shows its account line" in refused.stderr
 
     shown = cli("portfolio", "show", "client:acme")
     # the statement's 250,000 on its date, plus the 5,000 deposited and the 101.50 spent today,
