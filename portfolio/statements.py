@@ -794,7 +794,7 @@ def _synchronise(
                     "statement",
                     "trades_after": len(since),
                     "cash_movements_after": len(later),
-                    "cash_now": str(ledger.cash_balance(conn, portfolio_id)),
+                    "cash_now": money_display(ledger.cash_balance(conn, portfolio_id)),
                 }
             }
         )

@@ -297,6 +297,8 @@ def test_a_statement_keeps_what_happened_after_its_date_and_its_preview_changes_
     held, cash, _ = _state(engine, portfolio_id)
     assert {s: q for s, (q, _) in held.items()} == {"LIQ": 6100, "OUT": 100}
     assert cash == Decimal("250000") + Decimal("1000000") - Decimal("5200") == Decimal(carried["cash_now"])
+    # shown as every cash figure is (cash_before, cash_after: market.money.money_display), not "1244800.000000"
+    assert carried["cash_now"] == "1244800.00" and result["changes"][-2]["cash_after"] == "250000.00"
     assert import_statement(engine, settings, portfolio_id, pdf, now=NOW)["status"] == "ALREADY_IMPORTED"
 
 
