@@ -57,7 +57,9 @@ on shares it brings in is credited). What the ledger records after the
 statement's day (trades, deposits, fees) is kept on top: the book after a sync is the
 statement plus what happened since, and a statement whose cash or holdings cannot carry
 what happened since is refused with the reason, as is one dated before the last statement
-synchronised (`_not_before_the_last`: the later statement stands) and one of another broker
+synchronised (`_not_before_the_last`: the later statement stands), one uploaded before its
+day's 16:00 close (`_day_ended`: read as the end of its day, a morning statement dated today
+undid the trades booked earlier that day; a future one neither) and one of another broker
 account than the last synchronised statement that names one (`_same_account`: both layouts
 print `Account: <number>`, read into `ParsedStatement.account` and kept in
 `statement_imports.parsed`; once a synchronised statement has named one, a statement that
@@ -764,7 +766,7 @@ def _synchronise(
     cash, the dividends going ex after the statement on its holdings, then what the ledger
     carries on top of the statement (its cash now with them); returns the changes and
     the warnings of the prices booked (statement_checks)."""
-    _acceptable(conn, parsed, exchange_date(moment))
+    _acceptable(conn, parsed, moment)
     synced = _synced(conn, portfolio_id)
     _same_account(synced, parsed)
     _not_before_the_last(synced, parsed)
@@ -854,20 +856,16 @@ def _plausible(parsed: ParsedStatement, records: dict[str, NameRecord]) -> None:
             raise StatementRejected(refusal)
 
 
-def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
-    """StatementRejected for a statement out of range (`_in_range`), dated after `today`
-    (the exchange date of the upload: a statement reports a day that has come, and a
-    future one would book cash before the holdings it reconciles), with a negative cash
+def _acceptable(conn: Connection, parsed: ParsedStatement, moment: datetime) -> None:
+    """StatementRejected for a statement out of range (`_in_range`), whose day has not
+    ended at the upload's `moment` (`_day_ended`), with a negative cash
     balance (margin accounts are not supported), a symbol the exchange does not list, or
     a holdings line naming a listed symbol that could not be read (`_unread`: synced
     without it, the book would sell that holding), or amounts in another currency
     (`_in_trading_currency`)."""
     _in_range(parsed)
     _in_trading_currency(conn, parsed)
-    if parsed.as_of > today:
-        raise StatementRejected(
-            f"the statement is dated {parsed.as_of.isoformat()}, after today's exchange date {today.isoformat()}"
-        )
+    _day_ended(parsed, moment)
     if parsed.cash < 0:
         raise StatementRejected(
             f"the statement's cash balance is negative ({parsed.cash:,.2f}); margin accounts are not supported"
@@ -882,6 +880,23 @@ def _acceptable(conn: Connection, parsed: ParsedStatement, today: date) -> None:
             f"the statement's line '{parsed.unread[skipped[0]][:120]}' names {skipped[0]} but is not a holding line "
             "the statement can be read by; synced without it, the book would drop that holding"
         )
+
+
+def _day_ended(parsed: ParsedStatement, moment: datetime) -> None:
+    """StatementRejected for a statement uploaded before its day's close (16:00 exchange
+    time, `session_close_utc`): a statement is read as the end of its day, so a broker's
+    morning statement dated today undid the trades the client booked earlier that day, and
+    a future one would book cash before the holdings it reconciles. From the close on, one
+    dated today is accepted as today's."""
+    close = session_close_utc(parsed.as_of)
+    if moment >= close:
+        return
+    today = exchange_date(moment)
+    when = "today, before the exchange's close" if parsed.as_of == today else f"after today's exchange date {today}"
+    raise StatementRejected(
+        f"the statement is dated {parsed.as_of.isoformat()}, {when}: a statement is read as the end of its day, "
+        f"so it can be synced from {exchange_iso(close)} (exchange time), the close of {parsed.as_of.isoformat()}"
+    )
 
 
 def _in_trading_currency(conn: Connection, parsed: ParsedStatement) -> None:

@@ -143,7 +143,7 @@ def test_a_statement_line_under_the_old_symbol_after_the_ex_date_is_refused_nami
         "KC-1", "Acme Ltd", EX_DATE, [Holding("AAA", "A Co", 10, Decimal("100"), Decimal("101"))], Decimal("0")
     )
     with pytest.raises(InvalidInputError, match=f"AAA trades as ZZZ from {EX_DATE}"):
-        import_statement(engine, settings, portfolio_id, pdf, now=MONDAY)
+        import_statement(engine, settings, portfolio_id, pdf, now=MONDAY.replace(hour=21))  # after its close
     with engine.connect() as conn:
         assert ledger.trade_rows(conn, portfolio_id) == []
 

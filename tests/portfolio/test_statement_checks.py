@@ -20,7 +20,7 @@ from store.history import append_history, current_rows
 from tests.pdf_samples import text_pdf
 from tests.portfolio.seed import days_up_to, price_row, seed_market
 
-NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
+NOW = datetime(2026, 11, 20, 21, 30, tzinfo=UTC)  # 16:30 exchange time: after the Friday's close
 AS_OF = date(2026, 11, 20)
 OLD_DAY = date(2026, 7, 1)  # OLD's last session: more than 60 days before AS_OF
 

@@ -26,7 +26,7 @@ from tests.pdf_samples import long_line_pdf, relabelled_pdf, text_pdf
 from tests.portfolio.clients import announce_action
 from tests.portfolio.seed import CALENDAR, price_row, seed_market
 
-NOW = datetime(2026, 11, 20, 18, 0, tzinfo=UTC)
+NOW = datetime(2026, 11, 20, 21, 30, tzinfo=UTC)  # 16:30 exchange time: after the Friday's close
 AS_OF = date(2026, 11, 20)
 HOLDINGS = [
     Holding("LIQ", "Liquid Holdings Ltd", 6_000, Decimal("50.25"), Decimal("52")),
@@ -252,6 +252,32 @@ def test_a_statement_dated_after_today_is_refused(client) -> None:
     assert today["status"] == "SYNCED"
 
 
+def test_a_statement_dated_today_is_refused_before_the_close_and_synced_after(client) -> None:
+    """A review's run: the client bought 100 LIQ at 09:00; the broker's morning statement
+    dated today, which does not show it yet, was synced at 13:00 as the end of the day and
+    sold them. Before the 16:00 close it is refused saying when it can be synced, nothing
+    booked (a preview neither); from the close it is synchronised as today's."""
+    engine, settings, portfolio_id = client
+    move_cash(engine, portfolio_id, "100000", now=datetime(2026, 11, 20, 13, 0, tzinfo=UTC))
+    morning = ManualTrade("buy", "LIQ", 100, 52, 0)
+    place_manual_trade(engine, settings, CALENDAR, portfolio_id, morning, now=datetime(2026, 11, 20, 14, 0, tzinfo=UTC))
+    pdf = holdings_statement("KC", "Acme", AS_OF, [], Decimal("100000"))
+    before, imports = _state(engine, portfolio_id), _imports(engine)
+    said = (
+        "the statement is dated 2026-11-20, today, before the exchange's close: a statement is read as the end of "
+        "its day, so it can be synced from 2026-11-20T16:00:00 (exchange time), the close of 2026-11-20"
+    )
+    for preview in (True, False):
+        with pytest.raises(StatementRejected, match=re.escape(said)):
+            import_statement(
+                engine, settings, portfolio_id, pdf, now=datetime(2026, 11, 20, 18, 0, tzinfo=UTC), preview=preview
+            )
+    assert _state(engine, portfolio_id) == before and _imports(engine) == imports + 1  # the refusal, kept
+    at_close = datetime(2026, 11, 20, 21, 0, tzinfo=UTC)  # 16:00 exchange time
+    assert import_statement(engine, settings, portfolio_id, pdf, now=at_close)["status"] == "SYNCED"
+    assert _state(engine, portfolio_id)[:2] == ({}, Decimal("100000"))
+
+
 def test_the_statement_shown_keeps_money_to_the_cent(client) -> None:
     """The answer's `statement.cash` is money: two decimals, as `changes` shows the balance."""
     engine, settings, portfolio_id = client
@@ -367,7 +393,7 @@ def test_a_statement_whose_cash_cannot_pay_for_what_happened_since_is_refused(cl
         with pytest.raises(
             StatementRejected,
             match=r"cannot pay for what the ledger records since: the balance would reach -4,200.00 at "
-            r"2026-11-20T13:00:00 \(exchange time\)$",  # the trade's moment as the contract shows times
+            r"2026-11-20T16:30:00 \(exchange time\)$",  # the trade's moment as the contract shows times
         ):
             import_statement(engine, settings, portfolio_id, pdf, now=NOW, preview=preview)
     assert _state(engine, portfolio_id) == before
@@ -803,7 +829,7 @@ def test_a_cost_basis_restated_before_a_later_sale_is_synced_not_refused(client)
     engine, settings, portfolio_id = client
     held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50"), Decimal("52"))]
     statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 12), held, Decimal("5000"))
-    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 18, 0, tzinfo=UTC))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 21, 30, tzinfo=UTC))
     sale = ManualTrade("sell", "LIQ", 500, 52, 0)
     place_manual_trade(engine, settings, CALENDAR, portfolio_id, sale, now=datetime(2026, 11, 19, 15, 0, tzinfo=UTC))
     restated = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("51"), Decimal("52"))]
@@ -841,7 +867,7 @@ def test_a_sync_settles_the_dividends_going_ex_after_it_on_the_statements_holdin
     engine, settings, portfolio_id = client
     held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50"), Decimal("52"))]
     statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 12), held, Decimal("5000"))
-    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 18, 0, tzinfo=UTC))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 21, 30, tzinfo=UTC))
     announce_action(engine, "LIQ", "DIVIDEND", 1.0, date(2026, 11, 18), "dividend of 1.00")
     move_cash(engine, portfolio_id, "100", now=datetime(2026, 11, 19, 18, 0, tzinfo=UTC))  # credits it
     assert _state(engine, portfolio_id)[1] == Decimal("6100")
