@@ -65,7 +65,10 @@ def install_docs(app: FastAPI) -> None:
                 swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
                 swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
                 # validatorUrl: null keeps Swagger UI from sending the schema to its public validator.
-                swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": True},
+                # persistAuthorization: false keeps a key typed into Authorize (the admin key too)
+                # for the page's life only, out of localStorage, where any script on this origin
+                # and the next person at the browser would read it.
+                swagger_ui_parameters={"validatorUrl": None, "persistAuthorization": False},
             )
         )
 

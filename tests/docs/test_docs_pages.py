@@ -69,3 +69,12 @@ def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
             if not resolved.exists() and str(resolved.relative_to(ROOT)) not in PENDING_PAGES:
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert broken == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_swagger_ui_keeps_a_typed_key_for_the_page_only(client: TestClient) -> None:
+    """A key typed into Authorize (an operator's admin key too) is not written to the
+    browser's localStorage, where any script on this origin and the next person at the
+    machine would read it: Swagger UI's `persistAuthorization` is off in the served config."""
+    page = client.get("/docs").text
+    assert re.findall(r'"persistAuthorization":\s*(\w+)', page) == ["false"], page
