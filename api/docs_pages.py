@@ -107,8 +107,10 @@ GRAPHIQL_PAGE = (
 <body>
   <div id="graphiql">Loading GraphiQL...</div>
   <script>
-    // Put {{"X-API-Key": "svc-sk-..."}} in the Headers pane; ?q=...&headers=... prefill the panes (a
-    // `query` parameter would be run as a GraphQL GET request instead of opening this page).
+    // Put {{"X-API-Key": "svc-sk-..."}} in the Headers pane; ?q=... prefills the query pane (a `query`
+    // parameter would be run as a GraphQL GET request instead of opening this page). Headers never
+    // come from the URL: a link would load another's key, the reader's trades then running on its
+    // account, or leave a key in logs and referrers.
     const parameters = new URLSearchParams(window.location.search);
     // Without a key the server's answer is a 401 problem document; say what to do instead,
     // and show any other problem document's detail as a GraphQL error.
@@ -131,7 +133,6 @@ GRAPHIQL_PAGE = (
         defaultQuery: "# Put your key in the Headers pane below: {{\\"X-API-Key\\": \\"svc-sk-...\\"}}\\n"""
     """{{ instruments(first: 5) {{ nodes {{ symbol name latestPrediction {{ score action }} }} }} }}\\n",
         query: parameters.get("q") || undefined,
-        headers: parameters.get("headers") || undefined,
         defaultEditorToolsVisibility: true,
         headerEditorEnabled: true,
         shouldPersistHeaders: false,

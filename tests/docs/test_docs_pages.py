@@ -78,3 +78,19 @@ def test_swagger_ui_keeps_a_typed_key_for_the_page_only(client: TestClient) -> N
     machine would read it: Swagger UI's `persistAuthorization` is off in the served config."""
     page = client.get("/docs").text
     assert re.findall(r'"persistAuthorization":\s*(\w+)', page) == ["false"], page
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_graphiql_takes_no_headers_from_the_url(client: TestClient) -> None:
+    """A crafted link (/graphql?headers={"X-API-Key": "<attacker's key>"}) does not fill the
+    reader's Headers pane, so their queries and mutations never run on another's account and
+    no key travels in a URL: the served page reads the URL only for `q` (the query pane),
+    gives GraphiQL no `headers`, and keeps the headers typed in for the page's life only."""
+    page = client.get('/graphql?headers={"X-API-Key":"svc-sk-attacker"}', headers={"Accept": "text/html"}).text
+    script = "\n".join(re.findall(r"<script>(.*?)</script>", page, re.S))
+    code = re.sub(r"^\s*//.*$", "", script, flags=re.M)  # the comments may say what is not done
+    assert "svc-sk-attacker" not in page
+    assert re.findall(r"\blocation\.\w+", code) == ["location.search", "location.pathname"], code
+    assert re.findall(r"parameters\.get\(\s*[\"'](\w+)[\"']\s*\)", code) == ["q"], code
+    assert not re.search(r"^\s*headers\s*:", code, re.M), "GraphiQL is given initial headers"
+    assert re.search(r"\bshouldPersistHeaders:\s*false\b", code), code
