@@ -127,6 +127,23 @@ GRAPHIQL_PAGE = (
     "? {{ errors: [{{ message: `${{answer.status}} ${{answer.title}}: ${{answer.detail}}` }}] }} : answer;"
     """
     }};
+    // GraphiQL 2.1 writes each run's headers into its history (graphiql:queries and :favorites)
+    // even with shouldPersistHeaders off: that history is stored without them, so a typed key
+    // lasts for the page only, out of reach of the next person at the browser.
+    const withoutHeaders = (key, value) => {{
+      if (!/^graphiql:(queries|favorites)$/.test(key)) return value;
+      const stored = JSON.parse(value);
+      stored.queries = (stored.queries || []).map(({{ headers, ...kept }}) => kept);
+      return JSON.stringify(stored);
+    }};
+    const ours = () => Object.keys(localStorage).filter((key) => key.startsWith("graphiql:"));
+    const storage = {{
+      getItem: (key) => localStorage.getItem(key),
+      setItem: (key, value) => localStorage.setItem(key, withoutHeaders(key, value)),
+      removeItem: (key) => localStorage.removeItem(key),
+      clear: () => ours().forEach((key) => localStorage.removeItem(key)),
+      get length() {{ return ours().length; }},
+    }};
     ReactDOM.render(
       React.createElement(GraphiQL, {{
         fetcher: fetcher,
@@ -136,6 +153,7 @@ GRAPHIQL_PAGE = (
         defaultEditorToolsVisibility: true,
         headerEditorEnabled: true,
         shouldPersistHeaders: false,
+        storage: storage,
       }}),
       document.getElementById("graphiql"),
     );

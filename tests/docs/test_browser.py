@@ -141,6 +141,9 @@ def test_graphiql_runs_a_query_with_the_api_key_and_shows_the_answer(browser, se
     query = '{ instrument(symbol: "LIQ") { name latestPrediction { score action } } }'
     answer = _graphiql_answer(browser, base, query, {"X-API-Key": w.acme_key})
     assert "LIQ Holdings Ltd" in answer and '"action": "LONG"' in answer, answer
+    stored = browser.execute_script("return JSON.stringify(window.localStorage)")
+    history = json.loads(json.loads(stored)["graphiql:queries"])["queries"]  # the run is in the history
+    assert w.acme_key not in stored and [h["query"] for h in history] == [query], stored  # the key is not
     headers_pane = browser.find_elements(
         By.CSS_SELECTOR, ".graphiql-editor-tool .CodeMirror, .graphiql-editor-tool textarea"
     )
