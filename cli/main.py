@@ -257,11 +257,17 @@ def import_files(
     adjust_implied: bool = typer.Option(
         False, help="Store each move beyond MARKETINTEL_DAILY_PRICE_LIMIT no action explains as a split."
     ),
+    accept_action: list[str] = typer.Option(
+        [],
+        help="SYMBOL:EX_DATE of a split, bonus issue or consolidation to apply as stated though the closes do not "
+        "show its ratio (refused otherwise: the prices look already adjusted); repeatable.",
+    ),
 ) -> None:
     """Import historical end-of-day files; bad rows are listed with file and line."""
     from pathlib import Path
 
     from desk import Desk
+    from ingest.importers.actions import accepted_actions
     from ingest.importers.files import FORMAT_CURRENCY, CapitalOptions, detect_format, source_currency
     from market.errors import InvalidInputError
 
@@ -273,6 +279,7 @@ def import_files(
         settings.daily_price_limit,
         adjust_implied,
         settings.delist_after_sessions,
+        accepted_actions(accept_action),
     )
     source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
     report = desk.import_files(Path(path), fmt, currency=currency, capital=capital)

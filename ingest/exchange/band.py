@@ -11,6 +11,10 @@ by much. A 50% band is a rise of 50% or a fall of a third: a move of exactly the
 within it, a 1-for-2 bonus issue's fall to 2/3 as a 50% rise, so a capital change of a
 ratio of 1.5 or less needs its notice or corporate-actions row (or, in an import, the
 market's stated daily limit, MARKETINTEL_DAILY_PRICE_LIMIT) to be seen.
+
+`split_explains` is T0's test of a capital change against the closes either side of its
+ex-date, read by T0's validation, the importer (a corporate-actions row whose ratio the
+closes do not show is refused: prices already adjusted) and the replay alike.
 """
 
 from __future__ import annotations
@@ -25,6 +29,15 @@ def beyond_band(previous: ArrayLike, close: ArrayLike, band: float) -> ArrayLike
     """Whether `close` is beyond the band around `previous` (module docstring): numbers, or
     numpy or pandas arrays of them, positive."""
     return np.abs(np.log(np.divide(close, previous))) > np.log1p(band) + BAND_EDGE
+
+
+def split_explains(previous: float, close: float, factor: float, band: float) -> bool:
+    """Whether a capital change of `factor` (shares after per share before) explains the
+    move from `previous` to `close`, the first close on the new count: on the new count the
+    close is within the band of the previous one and nearer to it than without the change.
+    Prices already adjusted for it (no move of its ratio) are not explained."""
+    moved = abs(np.log(close / previous))
+    return bool(not beyond_band(previous, close * factor, band) and abs(np.log(close * factor / previous)) < moved)
 
 
 def band_text(band: float) -> str:

@@ -78,7 +78,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from ingest.exchange.band import band_text, beyond_band
+from ingest.exchange.band import band_text, beyond_band, split_explains
 from ingest.importers.formats import repeated_days
 from market.money import MAX_PRICE, MAX_SHARES
 from market.settings import HOME_CURRENCY
@@ -498,14 +498,7 @@ def _check_row(
         verdict.errors.append(f"{symbol}: closing bid {bid} is above closing ask {ask}")
     if row.get("low") is not None and row.get("high") is not None and row["low"] > row["high"]:
         verdict.errors.append(f"{symbol}: low {row['low']} is above high {row['high']}")
-    if (
-        previous
-        and factor
-        and (
-            beyond_band(previous, close * factor, band)  # untraded too: the close must be restated
-            or abs(math.log(close * factor / previous)) >= abs(math.log(close / previous))
-        )
-    ):
+    if previous and factor and not split_explains(previous, close, factor, band):  # untraded too: restated
         unexplained = (
             f"{symbol}: the SPLIT notice's ratio {factor:g} does not explain the close {close} after "
             f"{previous} (on the new count it must be within the band, {band_text(band)}, of the previous close "

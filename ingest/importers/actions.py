@@ -53,9 +53,11 @@ another of the same name, ex-date and kind is counted once and reported, and two
 that disagree are refused (`distinct_actions`). The name is the joined series' (the rows
 are compared after the renames resolve, `on_joined_series`), so an action listed under
 both the old and the new symbol of a rename is one action. A row that cannot be
-read refuses the file, named with its file and line (`readable_actions`); an action whose factor does
-not explain the name's close (on the new count the close is not nearer the previous one)
-or whose name has no row on or after the ex-date is applied and reported.
+read refuses the file, named with its file and line (`readable_actions`); a split, bonus
+issue or consolidation whose factor does not explain the name's close by T0's rule
+(`explains`: prices already adjusted for it) refuses the import unless accepted as stated
+(`refuse_adjusted`); an action whose name has no row on or after the ex-date, or no close
+before it, is applied and reported.
 
 **Moves beyond the limit** (`MARKETINTEL_DAILY_PRICE_LIMIT`, the benchmarks'
 `--price-limit`; off by default): every close further from the name's previous row's
@@ -92,7 +94,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.exchange.band import band_text, beyond_band
+from ingest.exchange.band import band_text, beyond_band, split_explains
 from ingest.importers.formats import (
     calendar_day,
     csv_files,
@@ -130,6 +132,7 @@ KINDS = {
     "tickerchange": RENAME,
     "namechange": RENAME,
 }
+CHECKED_KINDS = ("SPLIT", "BONUS", "CONSOLIDATION")  # checked against the closes (`refuse_adjusted`)
 SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
 UNREAD_SHOWN = 3  # unreadable rows of a corporate-actions file named in its refusal (`readable_actions`)
 SANITY_BAND = 0.5  # T0's price band (MARKETINTEL_PRICE_BAND's default): a session's move past it is reported
@@ -607,6 +610,16 @@ def _with_stored(prices: pd.DataFrame, stored: Stored | None) -> pd.DataFrame:
     return pd.concat([rows[kept], prices[["symbol", "date", "close", "volume"]]], ignore_index=True)
 
 
+@dataclass(frozen=True)
+class Given:
+    """What an import brings beside its files (`capital_changes`): the store's rows
+    (`renames.Stored`; None: none) and the (symbol, ex-date) of the capital changes taken as
+    stated though the closes do not show them (`refuse_adjusted`)."""
+
+    stored: Stored | None = None
+    accepted: frozenset[tuple[str, date]] = frozenset()
+
+
 def capital_changes(
     prices: pd.DataFrame,
     actions_path: Path | None,
@@ -614,7 +627,7 @@ def capital_changes(
     adjust_implied: bool = False,
     after_sessions: int = DELIST_AFTER_SESSIONS,
     limit_from: str = LIMIT_SETTING,
-    stored: Stored | None = None,
+    given: Given | None = None,
 ) -> tuple[pd.DataFrame, CapitalChanges]:
     """`prices` (symbol, date, close, and any of volume, high, low, bid, ask and name) on
     the count of their latest rows: adjusted for the actions of `actions_path` and, with
@@ -623,10 +636,14 @@ def capital_changes(
     `after_sessions` sessions without a row, the delisting rule's) are split: every row
     under the symbol it belongs to (`join_renames`). The `name` column is read, not kept.
     `limit_from`: how the caller's user states the limit (the setting; the benchmarks' flag
-    too), named where none is. `stored`: what the store holds that a reused ticker is
+    too), named where none is. `given` (`Given`): `stored`, what the store holds that a reused ticker is
     looked for across (the importer's; `renames.Stored`), and whose last row before each
     name's first row is that row's previous close (`previous_closes`: a follow-up import
-    is checked as one import of both files is; the stored rows are never returned)."""
+    is checked as one import of both files is; the stored rows are never returned), and
+    `accepted`, the (symbol, ex-date) of the capital changes taken as stated though the
+    closes do not show them (`refuse_adjusted`)."""
+    given = given or Given()
+    stored = given.stored
     if adjust_implied and limit is None:
         raise InvalidInputError(f"adjusting for moves beyond the daily price limit needs the limit ({limit_from})")
     read = readable_actions(actions_path) if actions_path is not None else []
@@ -636,6 +653,7 @@ def capital_changes(
     actions, stored = counted.actions, _withdrawn(stored, counted.redated)
     checked = _with_previous(prices, stored, counted.applicable)
     sessions = stored.sessions if stored is not None else frozenset()
+    unchecked = refuse_adjusted(checked, counted.applicable, given.accepted)
     splits, warnings = file_splits(checked, counted.applicable)
     adjusted = split_adjusted(checked, splits)
     raw = limit_moves(checked, limit, sessions) if limit is not None else []
@@ -653,7 +671,7 @@ def capital_changes(
         applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=implied,
         repeated=joined.repeated,
-        warnings=(*renames.warnings, *counted.waiting(), *warnings, *overlaid),
+        warnings=(*renames.warnings, *counted.waiting(), *unchecked, *warnings, *overlaid),
         moved=tuple(counted.moved),
         redated=tuple(counted.redated),
         limit=limit,
@@ -696,16 +714,15 @@ def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[l
     """The file's actions as splits (one per name and ex-date), with a warning for each one
     that has no row on or after its ex-date, cannot be priced (rights) or does not explain
     the name's close (its delistings and renames are no splits)."""
-    closes = {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close"]].groupby("symbol")}
+    closes = _by_symbol(prices)
     factors: dict[tuple[str, date], float] = {}
     warnings = []
     for action in actions:
         if action.kind in ("DELISTING", RENAME):
             continue
         bars = closes.get(action.symbol)
-        before = bars[bars["date"] < action.effective] if bars is not None else None
         after = bars[bars["date"] >= action.effective] if bars is not None else None
-        last = float(before["close"].iloc[-1]) if before is not None and len(before) else None
+        last = _around(bars, action).last
         factor = action.split_factor(last)
         if factor is None:
             warnings.append(
@@ -734,8 +751,79 @@ def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[l
 
 
 def explains(previous: float, close: float, factor: float) -> bool:
-    """T0's test of a SPLIT notice: on the new count the close is nearer the previous close."""
-    return abs(math.log(close * factor / previous)) <= abs(math.log(close / previous))
+    """T0's test of a SPLIT notice (`ingest.exchange.band.split_explains`) at T0's band."""
+    return split_explains(previous, close, factor, SANITY_BAND)
+
+
+@dataclass(frozen=True)
+class Around:
+    """A name's closes either side of a capital change's day (`effective`): the last
+    before it and the first on or after it, each with its day; None where there is none."""
+
+    last: float | None = None
+    last_day: date | None = None
+    first: float | None = None
+    first_day: date | None = None
+
+    def text(self) -> str:
+        return f"{self.last:g} on {self.last_day} and {self.first:g} on {self.first_day}"
+
+
+def _by_symbol(prices: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    return {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close"]].groupby("symbol")}
+
+
+def _around(bars: pd.DataFrame | None, action: CorporateAction) -> Around:
+    if bars is None:
+        return Around()
+    before, after = bars[bars["date"] < action.effective], bars[bars["date"] >= action.effective]
+    last = (float(before["close"].iloc[-1]), before["date"].iloc[-1]) if len(before) else (None, None)
+    first = (float(after["close"].iloc[0]), after["date"].iloc[0]) if len(after) else (None, None)
+    return Around(*last, *first)
+
+
+def accepted_actions(given: Sequence[str]) -> frozenset[tuple[str, date]]:
+    """The `SYMBOL:EX_DATE` of the actions taken as stated (`refuse_adjusted`);
+    InvalidInputError for one that is not a symbol and an ISO date."""
+    accepted = set()
+    for text in given:
+        symbol, _, day = text.partition(":")
+        try:
+            accepted.add((ticker(symbol), date.fromisoformat(day.strip())))
+        except ValueError:
+            raise InvalidInputError(f"--accept-action {text!r}: expected SYMBOL:EX_DATE, e.g. ABC:2024-03-06") from None
+    return frozenset(accepted)
+
+
+def refuse_adjusted(
+    prices: pd.DataFrame, actions: list[CorporateAction], accepted: frozenset[tuple[str, date]] = frozenset()
+) -> list[str]:
+    """InvalidInputError, before anything is stored, for each split, bonus issue or
+    consolidation whose ex-date shows no move of its ratio in the closes (T0's rule,
+    `explains`): prices a vendor has already adjusted, on which the change would multiply
+    every holder's shares and show a move the market never made; the (symbol, ex-date)
+    `accepted` are taken as stated. Returns a line for each one that cannot be checked,
+    its name without a close before its day (applied as stated, as before)."""
+    closes, refused, unchecked = _by_symbol(prices), [], []
+    for action in (a for a in actions if a.kind in CHECKED_KINDS and a.factor):
+        around = _around(closes.get(action.symbol), action)
+        if around.last is None:
+            unchecked.append(
+                f"{action.where}: {action.text()}: {action.symbol} has no close before the ex-date: its ratio "
+                "cannot be checked against the closes; applied as stated"
+            )
+        elif around.first is not None and (action.symbol, action.ex_date) not in accepted:
+            if not explains(around.last, around.first, action.factor):
+                refused.append(f"{action.row()}: the closes either side of its ex-date, {around.text()}")
+    if refused:
+        raise InvalidInputError(
+            f"{len(refused)} capital change{'s' if len(refused) > 1 else ''} of the corporate-actions file the "
+            f"closes do not show: {'; '.join(refused)}: no move of the ratio (T0's rule): the prices look already "
+            "adjusted for it, and applied again it would multiply every holder's shares and show a move that never "
+            "happened. Remove the row if the prices are adjusted, or take it as stated with --accept-action "
+            "SYMBOL:EX_DATE; nothing was imported"
+        )
+    return unchecked
 
 
 def on_new_count(previous: float | None, close: float, volume: float, factor: float) -> bool:

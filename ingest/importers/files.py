@@ -84,6 +84,7 @@ from ingest.importers.actions import (
     IMPLIED,
     SANITY_BAND,
     CapitalChanges,
+    Given,
     actions_beside,
     band_moves,
     capital_changes,
@@ -250,12 +251,15 @@ class CapitalOptions:
     """How an import reads capital changes: the corporate-actions file (None: the one beside
     the prices, if any), the market's daily price limit (None: none stated), whether to
     adjust for the moves beyond it that no action explains, and the delisting rule's
-    sessions (a ticker whose name changes across a gap that long is split: `renames.Reuse`)."""
+    sessions (a ticker whose name changes across a gap that long is split: `renames.Reuse`),
+    and the (symbol, ex-date) of the capital changes taken as stated where the closes do not
+    show them (`actions.refuse_adjusted`)."""
 
     actions: Path | None = None
     price_limit: float | None = None
     adjust_implied: bool = False
     delist_after: int = DELIST_AFTER_SESSIONS
+    accepted: frozenset[tuple[str, date]] = frozenset()  # capital changes taken as stated (`refuse_adjusted`)
 
 
 def import_path(
@@ -757,7 +761,9 @@ def _capital(kept: list[dict], options: CapitalOptions, path: Path, stored: Stor
     )
     actions = options.actions or actions_beside(path)
     limit, delist_after = options.price_limit, options.delist_after
-    return capital_changes(closes, actions, limit, options.adjust_implied, delist_after, stored=stored)[1]
+    return capital_changes(
+        closes, actions, limit, options.adjust_implied, delist_after, given=Given(stored, options.accepted)
+    )[1]
 
 
 def _action_rows(fmt: str, changes: CapitalChanges) -> list[dict]:

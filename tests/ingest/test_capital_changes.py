@@ -156,13 +156,14 @@ def test_a_rights_issue_is_adjusted_by_its_theoretical_ex_rights_price(tmp_path:
     assert report.applied[0].factor == pytest.approx(cum / terp)
 
 
-def test_a_bad_row_refuses_the_file_and_an_action_that_does_not_explain_the_close_is_warned(
+def test_a_bad_row_refuses_the_file_and_an_action_that_does_not_explain_the_close_is_refused(
     tmp_path: Path, quality: ModuleType
 ) -> None:
     """A row that cannot be read was listed and the rest applied: the capital change it
     carried was lost, its close read as a crash. The file is refused, its bad rows named
-    (the first UNREAD_SHOWN, with file and line); without them, an action that does not
-    explain the close is applied and warned."""
+    (the first UNREAD_SHOWN, with file and line); without them, a split the closes do not
+    show (prices already adjusted, or a made-up row) is refused by T0's rule, and applied
+    and warned only where it is accepted as stated."""
     folder = write_prices(tmp_path / "market")
     good = f"symbol,ex_date,kind,ratio\nBIG,{EX.isoformat()},bonus,1 for 1\nAAA,{DAYS[10].isoformat()},split,2 for 1\n"
     actions = folder / "corporate_actions.csv"
@@ -182,7 +183,15 @@ def test_a_bad_row_refuses_the_file_and_an_action_that_does_not_explain_the_clos
     assert f"{actions}:6: ratio '1 for 1' gives 1 shares per share: not a capital change" in said
     assert "2026-W47" not in said and "... and 1 more" in said
     actions.write_text(good)  # AAA's close did not move: a made-up split
-    _, report = quality.load_market(folder, nse=False)
+    with pytest.raises(SystemExit) as refused:
+        quality.load_market(folder, nse=False)
+    said = str(refused.value)
+    assert f"{actions}:3 (AAA {DAYS[10].isoformat()} split 2 for 1)" in said and "BIG" not in said
+    assert f"on {DAYS[9].isoformat()} and " in said and "--accept-action" in said
+    from ingest.importers.actions import Given, capital_changes
+
+    accepted = Given(accepted=frozenset({("AAA", DAYS[10])}))
+    _, report = capital_changes(quality.load_ohlcv(folder), actions, given=accepted)
     (warning,) = report.warnings
     assert "AAA" in warning and "does not explain the close" in warning
     assert {s.symbol for s in report.applied} == {"BIG", "AAA"}  # the file is the record: applied, and warned
@@ -527,3 +536,39 @@ def test_the_benchmarks_loader_applies_a_split_from_the_first_row_on_the_new_cou
     assert [(s.ex_date, s.factor) for s in report.applied] == [(date(2021, 3, 4), 2.0)]
     assert report.warnings == () and report.unexplained == ()
     assert returns(prices, "BBB").abs().max() < 0.05
+
+
+@ON_SQLITE_ONLY
+def test_a_split_the_prices_are_already_adjusted_for_is_refused_unless_accepted(settings, tmp_path: Path) -> None:
+    """A review's run: a vendor's prices already adjusted for a 10-for-1 split, imported
+    with an actions file stating it, stored the split (exit 0, one warning): every
+    holder's shares times 10 and a +900% move in the history. T0's rule refuses it: nothing
+    is stored and one line names the row, the closes either side of its ex-date and the
+    way out; `--accept-action` takes it as stated."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from tests.pipeline.test_cli import cli
+
+    folder = tmp_path / "adjusted"
+    folder.mkdir()
+    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
+    (folder / "prices.csv").write_text(
+        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{10.2 + k / 10:.1f},1000\n" for k, d in enumerate(days))
+    )
+    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nABC,2024-03-06,split,10 for 1\n")
+    refused = cli("import", str(folder))
+    assert refused.returncode == 1
+    assert (
+        f"1 capital change of the corporate-actions file the closes do not show: {folder / 'corporate_actions.csv'}:2 "
+        "(ABC 2024-03-06 split 10 for 1): the closes either side of its ex-date, 10.3 on 2024-03-05 and 10.4 on "
+        "2024-03-06: no move of the ratio"
+    ) in refused.stderr
+    assert "--accept-action SYMBOL:EX_DATE; nothing was imported" in refused.stderr
+    with service_engine(settings).connect() as conn:
+        assert current_rows(conn, tables.corporate_actions) == [] and current_rows(conn, tables.eod_prices) == []
+    accepted = cli("import", str(folder), "--accept-action", "abc:2024-03-06")
+    assert accepted.returncode == 0, accepted.stderr
+    with service_engine(settings).connect() as conn:
+        (split,) = current_rows(conn, tables.corporate_actions)
+    assert (split["symbol"], str(split["action_date"]), split["amount"]) == ("ABC", "2024-03-06", 10.0)
