@@ -22,6 +22,7 @@ import httpx
 
 from analysis.day_facts import DayFacts, Signal
 from market.settings import Settings
+from market.text import masked_urls
 from views.breadth import Breadth
 
 log = logging.getLogger(__name__)
@@ -186,6 +187,6 @@ def write_analysis(facts: DayFacts, settings: Settings) -> Written:
         writer = ChatWriter(settings)
         return Written(writer.write(facts), writer.writer_id, None)
     except Exception as exc:  # noqa: BLE001 - any failure of the language model falls back, and says why
-        reason = f"{type(exc).__name__}: {exc}"[:500]
+        reason = masked_urls(f"{type(exc).__name__}: {exc}")[:500]  # httpx names the URL
         log.warning("language-model analysis failed, using the template: %s", reason)
         return Written(template.write(facts), template.writer_id, reason)

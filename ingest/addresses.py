@@ -34,7 +34,7 @@ import httpx
 
 from market.budget import Deadline
 from market.errors import MarketIntelError, SourceUnavailableError
-from market.text import MAX_KEY_BYTES, fits_key
+from market.text import MAX_KEY_BYTES, fits_key, masked_urls
 
 SCHEMES = ("http", "https")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -176,7 +176,8 @@ def followed(
                 return
             response.close()
         asked, url = url, str(httpx.URL(url).join(response.headers["location"]))  # httpx checked it
-    raise SourceUnavailableError(f"{asked} redirected more than {MAX_REDIRECTS} times; not followed further")
+    too_many = f"{asked} redirected more than {MAX_REDIRECTS} times; not followed further"
+    raise SourceUnavailableError(masked_urls(too_many))
 
 
 @contextmanager
@@ -247,7 +248,7 @@ def _hop_address(url: str, asked: str | None, deadline: Deadline, reach: Reach) 
     except MarketIntelError as refused:
         if asked is None:
             raise
-        raise SourceUnavailableError(f"{asked} redirected to {url}, {refused.detail}") from None
+        raise SourceUnavailableError(masked_urls(f"{asked} redirected to {url}, {refused.detail}")) from None
 
 
 def internal(address: Address) -> bool:

@@ -37,6 +37,7 @@ from market.errors import MarketIntelError
 from market.macro_catalogue import BOJ_SERIES, CATEGORIES, PIOJ_CATEGORIES, SOURCES, STATIN_CATEGORIES
 from market.money import printed_number
 from market.settings import Settings
+from market.text import masked_urls
 
 PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2]|Q[1-4])$")
 
@@ -195,19 +196,19 @@ def _get(client: httpx.Client, url: str, source: str, *, params: dict[str, str],
     decoded by the client, a few hundred bytes of layered gzip took gigabytes of memory. Its
     redirects are followed as every download's are (`followed`: one to another host checked,
     and requested at the address checked, unless `allow_private`)."""
-    limits = PageLimits()
-    deadline = Deadline(limits.max_seconds, f"{source}: {url}", "retried on the next run")
+    limits, shown = PageLimits(), masked_urls(url)  # the request uses `url` as it is
+    deadline = Deadline(limits.max_seconds, f"{source}: {shown}", "retried on the next run")
     asked = str(httpx.URL(url).copy_merge_params(params))
     try:
         with followed(client, asked, deadline, configured_reach(asked, allow_private), _READS) as hop:
             status, kind = hop.response.status_code, hop.response.headers.get("content-type", "")
             body = bounded_body(hop.response, limits.max_bytes, deadline) if status == 200 else b""
     except httpx.HTTPError as exc:
-        raise MarketIntelError(f"{source}: {url} unreachable ({type(exc).__name__})") from None
+        raise MarketIntelError(f"{source}: {shown} unreachable ({type(exc).__name__})") from None
     except MarketIntelError as exc:
-        raise MarketIntelError(f"{source}: {url}: {exc.detail}") from None
+        raise MarketIntelError(f"{source}: {shown}: {exc.detail}") from None
     if status != 200:
-        raise MarketIntelError(f"{source}: {url} answered HTTP {status}")
+        raise MarketIntelError(f"{source}: {shown} answered HTTP {status}")
     return httpx.Response(status, content=body, headers={"content-type": kind})
 
 

@@ -38,7 +38,7 @@ from market.clock import EXCHANGE_TZ
 from market.errors import MarketIntelError
 from market.files import write_whole
 from market.settings import Settings
-from market.text import PDF_TYPES, fits_key, key_cut, media_type, plain_text, printable, web_link
+from market.text import PDF_TYPES, fits_key, key_cut, masked_urls, media_type, plain_text, printable, web_link
 from store import tables
 from store.history import append_history, current_rows, key_chunks
 from store.transactions import write_transaction
@@ -136,14 +136,14 @@ def _read_feed(engine: Engine, client: ExchangeClient, url: str, day: date, repo
                 f"not a readable feed ({type(parsed.bozo_exception).__name__}: {parsed.bozo_exception})"
             )
     except MarketIntelError as exc:
-        reason = exc.detail
-        log.warning("feed %s failed for %s: %s", url, day, reason)
-        report.failures.append(f"{url}: {reason}")
+        reason, shown = exc.detail, masked_urls(url)
+        log.warning("feed %s failed for %s: %s", shown, day, reason)
+        report.failures.append(f"{shown}: {reason}")
         with write_transaction(engine, TEXT_LOCK) as conn:
             append_history(
                 conn,
                 tables.ingest_failures,
-                [{"source_kind": "FEED", "source_url": url, "trading_date": day, "reason": reason}],
+                [{"source_kind": "FEED", "source_url": shown, "trading_date": day, "reason": reason}],
             )
         return []
     entries = []
@@ -349,7 +349,7 @@ def _store_disclosure(run: _DisclosureRun, entry: dict) -> None:
     try:
         _store_one_disclosure(run, entry)
     except Exception as exc:  # one disclosure's fault is its own row
-        log.exception("disclosure %s failed unexpectedly", entry["pdf"])
+        log.exception("disclosure %s failed unexpectedly", masked_urls(entry["pdf"]))
         first_line = (str(exc).splitlines() or [""])[0]
         reason = printable(f"unexpected error ({type(exc).__name__}: {first_line})")
         row = {"url": entry["pdf"], "title": entry["title"], "published_at": entry["published_at"]}
@@ -435,8 +435,8 @@ def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
     """A disclosure's row stored, tagged when it is OK, and counted in the report."""
     url = row["url"]
     if row["status"] == "FAILED":
-        log.warning("disclosure %s failed: %s", url, row["failure_reason"])
-        run.report.failures.append(f"{url}: {row['failure_reason']}")
+        log.warning("disclosure %s failed: %s", masked_urls(url), row["failure_reason"])
+        run.report.failures.append(f"{masked_urls(url)}: {row['failure_reason']}")
     with write_transaction(run.engine, TEXT_LOCK) as conn:
         if row["status"] == "OK" and _kept_as_address(conn, url, row["file_sha256"]):
             return  # another run stored the same file meanwhile, under another address

@@ -21,6 +21,10 @@ can hold is served, anything else refused. A declared content type is compared b
 `media_type` (lower-cased, without parameters): a PDF is one of `PDF_TYPES`. A feed's
 text, HTML or not, is compared, stored and scored as `plain_text`, a link kept and
 served only as a `web_link`, and an address or a feed's id stored only where it `fits_key`.
+A URL shown or kept for display (a failure's message, its `ingest_failures` row, a log line,
+a stage's summary, a delivery's manifest, a link the API serves) is `masked_urls`: an address
+the operator configured may carry credentials (`https://user:secret@feeds.example/rss`,
+`?apikey=...`), which only the request itself uses.
 """
 
 from __future__ import annotations
@@ -77,6 +81,34 @@ def plain_text(markup: str) -> str:
 # and Postgres refuses one over 2,704 bytes (a feed item's 8,000-byte link failed the day's
 # whole text ingest)
 MAX_KEY_BYTES = 2000
+
+
+# the query parameters whose values are credentials, compared without regard to case
+CREDENTIAL_PARAMETERS = (
+    "key",
+    "apikey",
+    "api_key",
+    "api-key",
+    "token",
+    "access_token",
+    "auth_token",
+    "secret",
+    "client_secret",
+    "password",
+    "sig",
+    "signature",
+)
+MASK = "***"
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
+_CREDENTIAL_VALUE = re.compile(rf"([?&;](?:{'|'.join(map(re.escape, CREDENTIAL_PARAMETERS))})=)[^&;#\s]*", re.I)
+
+
+def masked_urls(text: str) -> str:
+    """`text`, a URL or a message holding URLs, as it is shown: each URL's userinfo replaced
+    (`https://***@feeds.example/rss`) and the value of each of its `CREDENTIAL_PARAMETERS`
+    masked (`?apikey=***&date=2026-11-20`), the rest as written. For display only: the
+    request itself uses the URL as configured."""
+    return _CREDENTIAL_VALUE.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", text))
 
 
 def fits_key(text: str) -> bool:

@@ -26,6 +26,7 @@ from sqlalchemy import Connection, select
 from analysis import notify
 from analysis.notify import Notification
 from market.settings import Settings
+from market.text import masked_urls
 from models.monitor import ALERT, Check, Thresholds, overall, persist
 from pipeline.monitor_reads import day_checks
 from pipeline.stage import Stage, StageContext, StageOutcome
@@ -188,7 +189,7 @@ def send_apprise(settings: Settings, alerts: list[Notification]) -> str:
             for a in alerts
         )
     except Exception as exc:  # noqa: BLE001 - a notification channel must not fail T1
-        log.warning("apprise notification failed: %s", exc)
+        log.warning("apprise notification failed: %s", masked_urls(str(exc)))
         return f"failed: {type(exc).__name__}"
     return f"sent {sent} of {len(alerts)}"
 

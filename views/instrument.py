@@ -26,7 +26,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from market.liquidity import entry_gates
 from market.money import Fraction
-from market.text import web_link
+from market.text import masked_urls, web_link
 from models.scoring import SERVED_ORDER, ServedPrediction, served_predictions
 from models.sentiment.composite import METHOD as SENTIMENT_METHOD
 from models.sentiment.scorer import SCORER_ID
@@ -257,7 +257,7 @@ def news(conn: Connection, symbols: list[str]) -> dict[str, list[NewsItem]]:
                     "kind": kind,
                     "id": row["id"],
                     "title": row["title"] or "",
-                    "link": web_link(row.get("link") or row.get("url")),  # stored before links were checked too
+                    "link": _served_link(row.get("link") or row.get("url")),
                     "summary": row.get("summary"),
                     "published_at": row["published_at"] or row["recorded_at"],
                     "sentiment": None,
@@ -329,3 +329,11 @@ def liquidity(conn: Connection, day: date, symbols: list[str]) -> dict[str, Liqu
             "failed_gates": [name for name, passed in gates.items() if not passed],
         }
     return result
+
+
+def _served_link(stored: str | None) -> str | None:
+    """A news item's or disclosure's address as it is served: a `web_link` (one stored before
+    links were checked too) without credentials (`masked_urls`: a disclosure's address, read
+    against a feed's that carries them, carries them too)."""
+    link = web_link(stored)
+    return masked_urls(link) if link else link

@@ -27,6 +27,7 @@ import httpx
 from ingest.addresses import configured_reach, followed
 from market.budget import Deadline
 from market.errors import BudgetExceededError, MarketIntelError, NotPublishedError, SourceUnavailableError
+from market.text import masked_urls
 
 log = logging.getLogger(__name__)
 USER_AGENT = "marketintel-t0/0.1 (end-of-day data collector; contact: operations)"
@@ -159,7 +160,7 @@ class ExchangeClient:
         self.close()
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Fetched:
-        url = self.url_of(path)
+        url = masked_urls(self.url_of(path))  # as it is shown: the request uses it as it is
         last_problem = ""
         for attempt in range(1, self.retries + 2):
             try:
@@ -207,7 +208,8 @@ class ExchangeClient:
             except BudgetExceededError:
                 raise
             except MarketIntelError as exc:
-                raise SourceUnavailableError(f"{self.url_of(path)}: {exc.detail}; not retried") from None
+                shown = masked_urls(self.url_of(path))
+                raise SourceUnavailableError(f"{shown}: {exc.detail}; not retried") from None
             return hop.response.status_code, hop.url, body
 
 

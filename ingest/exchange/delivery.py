@@ -46,6 +46,7 @@ from ingest.exchange.validation import (
 from market.errors import DeliveryRejectedError, IncompletePageError, InvalidInputError, MarketIntelError
 from market.files import write_whole
 from market.settings import HOME_CURRENCY, Settings
+from market.text import masked_urls
 from store import tables
 from store.history import append_history, current_rows
 from store.transactions import MARKET_FILES, write_transaction
@@ -233,17 +234,18 @@ def _row_counts(scraped: ScrapedDay) -> dict[str, int]:
 
 
 def _manifest(day: date, base_url: str, scraped: ScrapedDay, row_counts: dict[str, int], verdict: Verdict) -> dict:
-    """The delivery manifest: kept beside the raw pages and in the `deliveries` row."""
+    """The delivery manifest: kept beside the raw pages and in the `deliveries` row, its
+    addresses as they are shown (`masked_urls`: no credentials)."""
     return {
         "trading_date": day.isoformat(),
-        "source": base_url,
+        "source": masked_urls(base_url),
         "status": "FAILED" if verdict.errors else "COMPLETE",
         "checksum": scraped.checksum,
         "row_counts": row_counts,
         "warnings": verdict.warnings,
         "errors": verdict.errors,
         "sources": [
-            {"name": n, "url": f.url, "sha256": f.sha256, "bytes": len(f.body)}
+            {"name": n, "url": masked_urls(f.url), "sha256": f.sha256, "bytes": len(f.body)}
             for n, f in sorted(scraped.fetched.items())
         ],
     }

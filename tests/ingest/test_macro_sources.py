@@ -317,3 +317,17 @@ def test_a_source_answering_a_gzip_bomb_is_refused_at_the_page_limit(settings: S
         pytest.raises(MarketIntelError, match="the body exceeds the limit of 67,108,864 bytes"),
     ):
         fetch_all(settings, AFTER_REVISION, http)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_source_at_an_address_holding_credentials_fails_without_showing_them(settings: Settings) -> None:
+    """A macro source's failure named its address whole: the password and the key in it too."""
+    answer = httpx.Response(503)
+    settings = settings.model_copy(update={"macro_base_url": "http://desk:macro-pw@macro.example"})
+    with (
+        httpx.Client(transport=httpx.MockTransport(lambda request: answer)) as http,
+        pytest.raises(MarketIntelError) as refused,
+    ):
+        fetch_all(settings, AFTER_REVISION, http)
+    assert refused.value.detail.startswith("BOJ: http://***@macro.example/"), refused.value.detail
+    assert "macro-pw" not in refused.value.detail

@@ -1046,3 +1046,34 @@ def test_a_pdf_sent_in_layers_of_gzip_is_refused_at_the_limit_without_decoding_i
             tracemalloc.stop()
     assert report.failures == [f"{bomb_site}/bomb.pdf: the body exceeds the limit of 1,048,576 bytes"]
     assert len(bomb) < 1000 and peak < 32 << 20
+
+
+def _refused_port() -> int:
+    """A local port nothing listens on: a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("address", "shown"),
+    [
+        ("http://feeduser:s3cret-pw@127.0.0.1:{port}/rss", "http://***@127.0.0.1:{port}/rss"),
+        ("http://127.0.0.1:{port}/rss?ApiKey=s3cret-pw&lang=en", "http://127.0.0.1:{port}/rss?ApiKey=***&lang=en"),
+    ],
+)
+def test_a_feed_whose_address_holds_credentials_fails_without_showing_them(
+    settings: Settings, caplog: pytest.LogCaptureFixture, address: str, shown: str
+) -> None:
+    """A configured feed's address holding a password or an API key, unreachable: its failure
+    row, the run's failures and the log name the feed with the credentials masked (each
+    showed them whole)."""
+    port = _refused_port()
+    address, shown = address.format(port=port), shown.format(port=port)
+    with caplog.at_level("WARNING", logger="ingest"):
+        report = _ingest(settings, [address])
+    with service_engine(settings).connect() as conn:
+        (row,) = current_rows(conn, tables.ingest_failures)
+    assert row["source_url"] == shown and row["reason"].startswith(f"{shown} connection failed"), row
+    assert report.failures == [f"{shown}: {row['reason']}"]
+    assert shown in caplog.text and "s3cret-pw" not in caplog.text + repr(row) + repr(report.failures)

@@ -174,6 +174,20 @@ def test_a_failing_language_model_falls_back_and_says_why(seeded: Settings, mode
     assert analysis["fallback_reason"].startswith(reason) and analysis["body"].startswith("Market on ")
 
 
+@ON_SQLITE_ONLY
+def test_a_language_model_at_an_address_holding_credentials_fails_without_showing_them(seeded: Settings) -> None:
+    """The fallback reason (stored, served by the API, logged) quoted httpx's message, which
+    names the URL whole: a password or key in `llm_base_url` with it."""
+    server = ChatServer("error")
+    with serve_in_thread(server.app()) as base:
+        address = base.replace("://", "://desk:llm-pw@") + "/v1"
+        llm = seeded.model_copy(update={"analysis_writer": "openai", "llm_base_url": address})
+        result = run_stage("t1_analysis", DAY, settings=llm)
+    (analysis,) = stored(seeded, tables.analyses)
+    assert "://***@" in analysis["fallback_reason"] and "llm-pw" not in analysis["fallback_reason"]
+    assert result.summary["fallback_reason"] == analysis["fallback_reason"]
+
+
 def test_notifications_are_signed_retried_and_never_sent_twice(seeded: Settings) -> None:
     receiver = Receiver([503, 503])
     with serve_in_thread(receiver.app()) as base:

@@ -422,3 +422,35 @@ def test_a_backfill_ending_on_a_weekend_after_the_last_close_runs_to_that_close(
     done = CliRunner().invoke(app, ["backfill", "--days", "3", "--end", "2026-11-28"])
     assert done.exit_code == 0, done.output
     assert "delivered 3 simulated days (2026-11-25 to 2026-11-27)" in done.stdout
+
+
+def _stored_text(settings: Settings) -> str:
+    """Every stage run's, ingest failure's and delivery's row, as text."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+
+    with service_engine(settings).connect() as conn:
+        return repr([current_rows(conn, t) for t in (tables.stage_runs, tables.ingest_failures, tables.deliveries)])
+
+
+@ON_SQLITE_ONLY
+def test_configured_addresses_holding_credentials_are_never_shown(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A feed and the exchange at addresses holding a password or an API key, refused: the
+    CLI's lines, the log, the stage's summary and the failure rows name them masked."""
+    port = _free_port()
+    feeds = f'["http://desk:feed-pw-1@127.0.0.1:{port}/rss", "http://127.0.0.1:{port}/rss?apikey=feed-key-2"]'
+    monkeypatch.setenv("MARKETINTEL_NEWS_FEEDS", feeds)
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_RETRIES", "0")
+    text = cli("stage", "run", "t1_ingest_text", "--date", "2026-11-20")
+    assert text.returncode == 0, text.stderr
+    assert f"feed http://***@127.0.0.1:{port}/rss failed" in text.stderr
+    assert f"feed http://127.0.0.1:{port}/rss?apikey=*** failed" in text.stderr
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://desk:site-pw-3@127.0.0.1:{port}")
+    scrape = cli("scrape", "--date", "2026-11-20")
+    assert scrape.returncode == 1
+    assert f"failed: http://***@127.0.0.1:{port}/market/" in scrape.stderr.strip().splitlines()[-1]
+    shown = text.stdout + text.stderr + scrape.stdout + scrape.stderr + _stored_text(settings)
+    assert not [s for s in ("feed-pw-1", "feed-key-2", "site-pw-3") if s in shown], shown
