@@ -24,7 +24,7 @@ def run_ingest_text(ctx: StageContext) -> StageOutcome:
             backoff=settings.exchange_backoff_seconds,
             limits=PageLimits(internal_redirects=settings.allow_private_enclosures),
         ) as client,
-        httpx.Client(timeout=settings.pdf_timeout_seconds, follow_redirects=True) as http,
+        httpx.Client(timeout=settings.pdf_timeout_seconds) as http,  # redirects: `followed`'s one loop
     ):
         report = ingest_text(ctx.engine, settings, ctx.trading_date, client, http)
     return StageOutcome(

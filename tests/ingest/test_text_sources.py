@@ -880,9 +880,9 @@ def test_a_redirect_to_an_internal_address_is_not_followed(settings: Settings, s
     with service_engine(settings).begin() as conn:
         append_history(conn, tables.instruments, INSTRUMENTS)
     transport = httpx.MockTransport(answer)
-    with ExchangeClient("", retries=0) as client, httpx.Client(transport=transport, follow_redirects=True) as http:
+    with ExchangeClient("", retries=0) as client, httpx.Client(transport=transport) as http:  # as the stage's
         report = ingest_text(service_engine(settings), settings, DAY, client, http)
-    assert asked == [f"{public}/hop.pdf", f"{public}/kept.pdf", f"{public}/x.pdf"]
+    assert asked == [f"{public}/hop.pdf", f"{public}/kept.pdf", f"{public}/x.pdf"]  # followed by `followed`
     assert report.disclosures_ok == 1 and report.failures == [
         f"{public}/x.pdf: {public}/x.pdf redirected to http://169.254.169.254/latest/meta-data.pdf, not fetched: "
         "169.254.169.254 is an internal address (169.254.169.254); only public addresses are fetched"
