@@ -1077,3 +1077,26 @@ def test_a_feed_whose_address_holds_credentials_fails_without_showing_them(
     assert row["source_url"] == shown and row["reason"].startswith(f"{shown} connection failed"), row
     assert report.failures == [f"{shown}: {row['reason']}"]
     assert shown in caplog.text and "s3cret-pw" not in caplog.text + repr(row) + repr(report.failures)
+
+
+def test_a_disclosure_beside_a_feed_holding_credentials_fails_and_is_served_without_them(
+    settings: Settings, site: tuple[Files, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A PDF the feed names relative to itself is read against the feed's address, its
+    password included: the disclosure's failure, the log and the link the API serves
+    showed it whole."""
+    from views.instrument import news
+
+    files, url = site
+    files.pages["/feed"] = _feed(
+        _item("KCB dividend", f"{url}/d/1", pdf="/kcb.pdf"), _item("ISB results", f"{url}/d/2", pdf="/missing.pdf")
+    )
+    files.pages["/kcb.pdf"] = (200, "application/pdf", text_pdf(["KCB declares a dividend of J$0.50"]))
+    feed = url.replace("://", "://desk:feed-pw@") + "/feed"
+    with caplog.at_level("WARNING", logger="ingest"):
+        report = _ingest(settings, [feed])
+    shown = url.replace("://", "://***@")
+    assert report.failures == [f"{shown}/missing.pdf: download answered HTTP 404"]
+    with service_engine(settings).connect() as conn:
+        (served,) = news(conn, ["KCB"])["KCB"]
+    assert served["link"] == f"{shown}/kcb.pdf" and "feed-pw" not in caplog.text
