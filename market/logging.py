@@ -10,6 +10,8 @@ No log line holds an API key (`redact_keys`): text shaped like a client or admin
 (`svc-sk-`/`svc-admin-` and hex digits, in either case) is cut to its prefix when the
 record is made, whatever logs it and whichever handler writes it. A key a client put in a
 URL (`?api_key=...`, which the service does not read) reached uvicorn's access log whole.
+Nor does it hold a URL's credentials: a user and password, a credential-like query
+parameter's value (`market.text.masked_urls`), whichever library logs the URL.
 A traceback is text too: an exception's message (a `KeyError` of the key a lookup missed,
 a driver's error quoting its statement) is formatted when the record is made, redacted,
 and kept as the record's `exc_text`, which every `logging.Formatter` prints as it is; a
@@ -33,7 +35,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from market.text import one_line
+from market.text import masked_urls, one_line
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -143,5 +145,6 @@ def _redacted(value: object) -> object:
 
 
 def _cut(text: str) -> str:
-    """`text` with every key-shaped run cut to its prefix."""
-    return KEY_SHAPED.sub(REDACTED, text)
+    """`text` with every key-shaped run cut to its prefix and every URL's credentials masked
+    (`masked_urls`: httpx's line per request, under `--verbose`, names the URL whole)."""
+    return masked_urls(KEY_SHAPED.sub(REDACTED, text))

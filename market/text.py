@@ -99,16 +99,22 @@ CREDENTIAL_PARAMETERS = (
     "signature",
 )
 MASK = "***"
-_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
-_CREDENTIAL_VALUE = re.compile(rf"([?&;](?:{'|'.join(map(re.escape, CREDENTIAL_PARAMETERS))})=)[^&;#\s]*", re.I)
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+_USERINFO = re.compile(r"^([^:]+://)[^/?#]*@")
+_CREDENTIAL_VALUE = re.compile(rf"([?&;](?:{'|'.join(map(re.escape, CREDENTIAL_PARAMETERS))})=)[^&;#]*", re.I)
 
 
 def masked_urls(text: str) -> str:
     """`text`, a URL or a message holding URLs, as it is shown: each URL's userinfo replaced
     (`https://***@feeds.example/rss`) and the value of each of its `CREDENTIAL_PARAMETERS`
-    masked (`?apikey=***&date=2026-11-20`), the rest as written. For display only: the
-    request itself uses the URL as configured."""
-    return _CREDENTIAL_VALUE.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", text))
+    masked (`?apikey=***&date=2026-11-20`), the rest as written. A URL is absolute (a scheme
+    and `://`); a path and query alone (an access log's) is left as it is. For display only:
+    the request itself uses the URL as configured."""
+    return _URL.sub(_masked, text)
+
+
+def _masked(url: re.Match[str]) -> str:
+    return _CREDENTIAL_VALUE.sub(rf"\1{MASK}", _USERINFO.sub(rf"\1{MASK}@", url.group()))
 
 
 def fits_key(text: str) -> bool:

@@ -143,3 +143,15 @@ class _Plain(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(logging.Formatter().format(record))
+
+
+def test_a_urls_credentials_are_masked_whoever_logs_it(caplog) -> None:
+    """httpx logs each request's URL whole (INFO, shown under `--verbose`): a configured
+    feed's password and API key with it."""
+    configure_logging("INFO", verbose=True)
+    try:
+        with caplog.at_level(logging.INFO, logger="httpx"):
+            logging.getLogger("httpx").info('HTTP Request: GET %s "HTTP/1.1 200 OK"', "http://u:pw-9@h/rss?token=k-9")
+    finally:
+        configure_logging("INFO")
+    assert 'GET http://***@h/rss?token=*** "HTTP/1.1 200 OK"' in caplog.text and "-9" not in caplog.text
