@@ -215,6 +215,7 @@ def load_market(
     price_limit: float | None = None,
     adjust_implied: bool = False,
     delist_after: int | None = None,
+    accepted: frozenset[tuple[str, date]] = frozenset(),
 ) -> tuple[pd.DataFrame, CapitalChanges]:
     """The prices of `source` (`load_nse` or `load_ohlcv`) adjusted for its capital changes
     (ingest/importers/actions.py): the corporate-actions file `actions` (default: the one
@@ -223,8 +224,10 @@ def load_market(
     a row (default: the delisting rule's, MARKETINTEL_DELIST_AFTER_SESSIONS) split at the
     gap, the earlier company's rows under its own symbol (ingest/importers/renames.py
     `Reuse`); then a no-trade row for each session a name's shorter gaps left out, as the
-    importer stores them (ingest/importers/untraded.py; none on a bad row's day); with the report."""
-    from ingest.importers.actions import LIMIT_SETTING, actions_beside, capital_changes
+    importer stores them (ingest/importers/untraded.py; none on a bad row's day); with the report.
+    A split, bonus or consolidation the closes do not show is refused as the import refuses
+    it (`actions.refuse_adjusted`) unless `accepted` names it (`--accept-action`)."""
+    from ingest.importers.actions import LIMIT_SETTING, Given, actions_beside, capital_changes
     from ingest.importers.untraded import unread_rows, with_untraded_rows
     from market.errors import MarketIntelError
     from market.settings import get_settings
@@ -234,7 +237,13 @@ def load_market(
         prices = load_nse(source, names=True) if nse else load_ohlcv(source, names=True)
         beside = actions or actions_beside(source)
         adjusted, changes = capital_changes(
-            prices, beside, price_limit, adjust_implied, sessions, f"{LIMIT_SETTING}, --price-limit"
+            prices,
+            beside,
+            price_limit,
+            adjust_implied,
+            sessions,
+            f"{LIMIT_SETTING}, --price-limit",
+            Given(None, accepted),
         )
     except MarketIntelError as exc:  # a script's one line, as the options' errors are
         raise SystemExit(f"error: {exc.detail}") from None
@@ -281,6 +290,14 @@ def capital_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="adjust each move beyond the limit no corporate action explains as a split with its implied ratio",
     )
+    parser.add_argument(
+        "--accept-action",
+        action="append",
+        default=[],
+        metavar="SYMBOL:EX_DATE",
+        help="a split, bonus or consolidation to apply as stated though the closes do not show its ratio "
+        "(refused otherwise, as `marketintel import` refuses it: the prices look already adjusted); repeatable",
+    )
 
 
 def price_limit(args: argparse.Namespace) -> float | None:
@@ -323,13 +340,21 @@ def load_regime(regime: str, instruments: int, days: int | None, seed: int) -> p
     return price_history(market, market.days[wanted - 1], wanted)
 
 
-def capital_arguments(args: argparse.Namespace) -> tuple[Path | None, float | None, bool, int | None]:
-    """`load_market`'s actions, price limit, adjust_implied and delisting sessions (the
-    backtest's --delist-after; elsewhere the setting's) from the parsed options."""
+def capital_arguments(args: argparse.Namespace) -> tuple[Path | None, float | None, bool, int | None, frozenset]:
+    """`load_market`'s actions, price limit, adjust_implied, delisting sessions (the
+    backtest's --delist-after; elsewhere the setting's) and the capital changes accepted as
+    stated (--accept-action, read as `marketintel import` reads it) from the parsed options."""
+    from ingest.importers.actions import accepted_actions
+    from market.errors import MarketIntelError
+
     actions = Path(args.actions) if args.actions else None
     if actions is not None and not actions.is_file():
         raise SystemExit(f"error: no corporate-actions file at {actions}")
-    return actions, price_limit(args), args.adjust_implied, getattr(args, "delist_after", None)
+    try:
+        accepted = accepted_actions(args.accept_action)
+    except MarketIntelError as exc:
+        raise SystemExit(f"error: {exc.detail}") from None
+    return actions, price_limit(args), args.adjust_implied, getattr(args, "delist_after", None), accepted
 
 
 # ---- the plain reference ------------------------------------------------------------------

@@ -572,3 +572,30 @@ def test_a_split_the_prices_are_already_adjusted_for_is_refused_unless_accepted(
     with service_engine(settings).connect() as conn:
         (split,) = current_rows(conn, tables.corporate_actions)
     assert (split["symbol"], str(split["action_date"]), split["amount"]) == ("ABC", "2024-03-06", 10.0)
+
+
+def test_the_benchmarks_refuse_an_adjusted_split_as_the_import_does_and_take_it_when_accepted(
+    tmp_path: Path, quality: ModuleType
+) -> None:
+    """The backtest and model_quality read a market's files through `load_market`, which
+    refuses the split the closes do not show as `marketintel import` does; without a way to
+    accept it a foreign market's files could not be replayed at all: `--accept-action`
+    takes it as stated there too (one line for a value that is not SYMBOL:EX_DATE)."""
+    import argparse
+
+    folder = tmp_path / "adjusted"
+    folder.mkdir()
+    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
+    (folder / "prices.csv").write_text(
+        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{10.2 + k / 10:.1f},1000\n" for k, d in enumerate(days))
+    )
+    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nABC,2024-03-06,split,10 for 1\n")
+    parser = argparse.ArgumentParser()
+    quality.capital_options(parser)
+    with pytest.raises(SystemExit, match=r"^error: 1 capital change .* --accept-action SYMBOL:EX_DATE"):
+        quality.load_market(folder, False, *quality.capital_arguments(parser.parse_args([])))
+    accepted = quality.capital_arguments(parser.parse_args(["--accept-action", "abc:2024-03-06"]))
+    prices, report = quality.load_market(folder, False, *accepted)
+    assert [(s.symbol, s.ex_date.isoformat(), s.factor) for s in report.applied] == [("ABC", "2024-03-06", 10.0)]
+    with pytest.raises(SystemExit, match=r"^error: --accept-action 'ABC': expected SYMBOL:EX_DATE"):
+        quality.capital_arguments(parser.parse_args(["--accept-action", "ABC"]))
