@@ -32,7 +32,8 @@ def test_a_consolidation_that_would_break_a_clients_book_is_refused(api: Api, tm
     folder = tmp_path / "late"
     folder.mkdir()
     (folder / "prices.csv").write_text(
-        "symbol,date,close,volume\nLIQ,2026-11-23,52.00,1000\nLIQ,2026-11-24,5.20,10000\nLIQ,2026-11-25,5.00,9000\n"
+        # on the new count from the ex-date: a 1-for-10 consolidation multiplies the price by 10
+        "symbol,date,close,volume\nLIQ,2026-11-23,52.00,1000\nLIQ,2026-11-24,520.00,100\nLIQ,2026-11-25,500.00,90\n"
     )
     (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nLIQ,2026-11-24,consolidation,1 for 10\n")
     with api.world.engine.connect() as conn:

@@ -163,11 +163,15 @@ def test_the_track_records_keyed_fields_are_the_domains_keys() -> None:
 )
 def test_the_null_books_are_described_once_in_the_domain(domain, rest, graph) -> None:
     """Each field of the null books' shapes is described in the domain (market.contract
-    `described`), and REST and GraphQL show that text, not one of their own."""
+    `described`), and REST and GraphQL show that text, not one of their own (GraphQL names
+    a field it quotes as its own, `model_beats` as modelBeats: `graphql_text`)."""
+    from api.graphql.types.derived import graphql_text
+
     written = {f.name: f.metadata["description"] for f in fields(domain)}
     assert all(written.values())
     assert {name: f.description for name, f in rest.model_fields.items()} == written
-    assert {f.python_name: f.description for f in graph.__strawberry_definition__.fields} == written
+    shown = {name: graphql_text(text) for name, text in written.items()}
+    assert {f.python_name: f.description for f in graph.__strawberry_definition__.fields} == shown
     assert (
         track_record.TrackRecord.__strawberry_definition__.get_field("nulls").description
         == (s_portfolio.TrackRecord.model_fields["nulls"].description)
