@@ -550,13 +550,7 @@ def test_a_split_the_prices_are_already_adjusted_for_is_refused_unless_accepted(
     from store.history import current_rows
     from tests.pipeline.test_cli import cli
 
-    folder = tmp_path / "adjusted"
-    folder.mkdir()
-    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
-    (folder / "prices.csv").write_text(
-        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{10.2 + k / 10:.1f},1000\n" for k, d in enumerate(days))
-    )
-    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nABC,2024-03-06,split,10 for 1\n")
+    folder = adjusted_split(tmp_path)
     refused = cli("import", str(folder))
     assert refused.returncode == 1
     assert (
@@ -583,13 +577,7 @@ def test_the_benchmarks_refuse_an_adjusted_split_as_the_import_does_and_take_it_
     takes it as stated there too (one line for a value that is not SYMBOL:EX_DATE)."""
     import argparse
 
-    folder = tmp_path / "adjusted"
-    folder.mkdir()
-    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
-    (folder / "prices.csv").write_text(
-        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{10.2 + k / 10:.1f},1000\n" for k, d in enumerate(days))
-    )
-    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nABC,2024-03-06,split,10 for 1\n")
+    folder = adjusted_split(tmp_path)
     parser = argparse.ArgumentParser()
     quality.capital_options(parser)
     with pytest.raises(SystemExit, match=r"^error: 1 capital change .* --accept-action SYMBOL:EX_DATE"):
@@ -599,3 +587,16 @@ def test_the_benchmarks_refuse_an_adjusted_split_as_the_import_does_and_take_it_
     assert [(s.symbol, s.ex_date.isoformat(), s.factor) for s in report.applied] == [("ABC", "2024-03-06", 10.0)]
     with pytest.raises(SystemExit, match=r"^error: --accept-action 'ABC': expected SYMBOL:EX_DATE"):
         quality.capital_arguments(parser.parse_args(["--accept-action", "ABC"]))
+
+
+def adjusted_split(tmp_path: Path) -> Path:
+    """A vendor's prices already adjusted for a 10-for-1 split of ABC ex 2024-03-06 (the closes
+    move 10.3 to 10.4), beside an actions file that states the split."""
+    folder = tmp_path / "adjusted"
+    folder.mkdir()
+    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
+    (folder / "prices.csv").write_text(
+        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{10.2 + k / 10:.1f},1000\n" for k, d in enumerate(days))
+    )
+    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nABC,2024-03-06,split,10 for 1\n")
+    return folder
