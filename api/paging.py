@@ -17,8 +17,9 @@ binds a portfolio's list to the caller's portfolio; GraphQL's `first` and `after
 reads the cursor's key and shapes the view's rows as the transport's page.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Annotated, Any, Self, TypeVar
 
 from fastapi import Depends, Query
@@ -38,6 +39,8 @@ from api.graphql.pagination import (
     text,
 )
 from api.schemas.common import whole_query
+from desk import BarMark
+from market.text import asked_symbol
 
 T = TypeVar("T")
 REST_CURSOR = "next_cursor"  # the field a REST page hands its cursor out in (a refused cursor names it)
@@ -47,6 +50,11 @@ SUGGESTIONS = Page("suggestions", default=50, largest=200, key=keyed(day, flag, 
 AI_DAYS = Page("aiDays", default=100, largest=500, key=day)
 AI_TRADES = Page("aiTrades", default=100, largest=1000, key=row_id)
 KEYS = Page("keys", default=100, largest=1000, key=keyed(moment, text))  # created_at, key_id
+# One instrument's bars (GraphQL's `instrument { history }`, REST's /api/market/history forward
+# from `start`) and, REST's alone, the same bars paged backward from the newest: their cursors
+# name the instrument and the way they page (`bars_page`, `bars_after`).
+HISTORY = Page("history", default=100, largest=2000, key=day, per_instrument=True)
+OLDER_HISTORY = Page("olderHistory", default=250, largest=2000, key=day, per_instrument=True)
 
 
 def limit_query(page: Page) -> Any:
@@ -129,6 +137,35 @@ CashQuery = Annotated[PageQuery, page_query(CASH)]
 SuggestionsQuery = Annotated[PageQuery, page_query(SUGGESTIONS)]
 AIDaysQuery = Annotated[PageQuery, page_query(AI_DAYS)]
 KeysQuery = Annotated[PageQuery, page_query(KEYS)]
+
+
+def bars_after(symbol: str, cursor: str | None) -> tuple[date | None, date | None]:
+    """(after, before): where the REST history page of `symbol`'s bars that `cursor` asks
+    for starts. A cursor of OLDER_HISTORY continues backward before its date, HISTORY's
+    (GraphQL's `history` endCursor too) forward after it; one of another instrument, of
+    another list or that this API did not issue (a bare date, as this list's cursors once
+    were) is a 422 naming it (`Page.key_after`), never read as a date in this list. `symbol`
+    as the path gave it: a listed one is its upper case (`views.market.known_symbol`).
+    Decision: a cursor is bound to its instrument and the way it pages, not to `start` and
+    `end` (GraphQL's neither): a walk that changes them reads on from the cursor's date
+    within the new span."""
+    if cursor is None:
+        return None, None
+    symbol = asked_symbol(symbol)
+    if OLDER_HISTORY.names(cursor):
+        return None, OLDER_HISTORY.on(symbol).key_after(cursor, REST_CURSOR)
+    return HISTORY.on(symbol).key_after(cursor, REST_CURSOR), None
+
+
+def bars_page(history: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A REST history page as it is sent: the view's `next_cursor` (views.market `BarMark`)
+    written as the opaque cursor of its instrument's bars, OLDER_HISTORY's backward and
+    HISTORY's forward (the same cursor as GraphQL's `history` endCursor on that bar)."""
+    mark: BarMark | None = history["next_cursor"]
+    if mark is None:
+        return history
+    page = OLDER_HISTORY if mark.older else HISTORY
+    return {**history, "next_cursor": page.on(history["symbol"]).cursor(mark.day)}
 
 
 def split(page: Page, keyed: Sequence[tuple[Any, Any]], size: int) -> tuple[list[Any], PageInfo]:

@@ -41,6 +41,7 @@ from portfolio.trading import ManualTrade, PlacedTrade, TradePreview
 from reports import Report
 from reports.format import counted, statistic_pct
 from store.splits import TickerChange, TickerChanges
+from views.market import BarMark
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
 from views.track_record import NO_AI_DAYS
 from views.valuation import ILLIQUID_DISCOUNTS, PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
@@ -63,6 +64,7 @@ __all__ = [
     "AIDay",
     "AIPosition",
     "Account",
+    "BarMark",
     "BenchmarkComparison",
     "Change",
     "CostsPaid",

@@ -47,6 +47,7 @@ from views.market import (
     INDICATORS,
     PRICE_COLUMNS,
     Bar,
+    BarMark,
     History,
     SymbolStatistics,
     known_symbol,
@@ -306,9 +307,9 @@ def history(conn: Connection, symbol: str, page: BarPage, marks: tuple | None = 
     the caller read, if any).
 
     Without `start` and `after` the page is the newest `limit` bars up to `end` (and before
-    `before`, the cursor of the page after it), and `next_cursor` (`before:<date>`) leads to
-    the older ones. With `start` or `after` pages run forward from there: `next_cursor`
-    (`<date>`) leads to the newer ones, as GraphQL's `history` does."""
+    `before`, the cursor of the page after it), and `next_cursor` (a `BarMark`, `older`)
+    leads to the older ones. With `start` or `after` pages run forward from there:
+    `next_cursor` (a `BarMark` forward) leads to the newer ones, as GraphQL's `history` does."""
     start, end, limit, after, before = page.start, page.end, page.limit, page.after, page.before
     symbol = known_symbol(conn, symbol)
     _check_range(start, end)
@@ -318,14 +319,14 @@ def history(conn: Connection, symbol: str, page: BarPage, marks: tuple | None = 
         return {
             "symbol": symbol,
             "items": items,
-            "next_cursor": f"before:{items[0]['trading_date'].isoformat()}" if more and items else None,
+            "next_cursor": BarMark(items[0]["trading_date"], older=True) if more and items else None,
         }
     first = max(start or EARLIEST, after + timedelta(days=1) if after else EARLIEST)
     items, more = _pages(conn, {symbol: (first, last)}, limit, False, marks)[symbol]
     return {
         "symbol": symbol,
         "items": items,
-        "next_cursor": items[-1]["trading_date"].isoformat() if more and items else None,
+        "next_cursor": BarMark(items[-1]["trading_date"]) if more and items else None,
     }
 
 

@@ -129,13 +129,23 @@ class Bar(TypedDict):
     spread_pct: float | None
 
 
+@dataclass(frozen=True)
+class BarMark:
+    """Where the page after a page of a symbol's bars starts: after `day` (forward, to newer
+    bars) or, `older`, before it (backward). The transport writes it as its own cursor
+    (REST's: api/paging.py `bars_page`, opaque and naming the symbol)."""
+
+    day: date
+    older: bool = False
+
+
 class History(TypedDict):
-    """A page of a symbol's bars, oldest first, and the cursor to the next page (a date
-    forward; REST's `before:<date>` text backward), None at the end."""
+    """A page of a symbol's bars, oldest first, and where the next page starts (a date
+    forward; REST's history a `BarMark`, either way), None at the end."""
 
     symbol: str
     items: list[Bar]
-    next_cursor: date | str | None
+    next_cursor: date | BarMark | None
 
 
 class TickerChangeRow(TypedDict):

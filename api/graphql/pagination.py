@@ -182,16 +182,7 @@ class Page:
             raise TypeError(f"{self.name} is one portfolio's list: read its cursors on Page.of(portfolio_id)")
         if self.per_instrument and self.instrument is None:
             raise TypeError(f"{self.name} is one instrument's list: read its cursors on Page.on(symbol)")
-        if len(after) > CURSOR_LENGTH:
-            raise InvalidInputError(
-                f"a cursor is at most {CURSOR_LENGTH} characters, not {len(after)}; pass {issued_as} unchanged"
-            )
-        try:
-            name, key, *tags = json.loads(base64.urlsafe_b64decode(after.encode()))
-        except (ValueError, TypeError, RecursionError):
-            raise InvalidInputError(
-                f"cursor '{after[:60]}' was not issued by this API; pass {issued_as} unchanged"
-            ) from None
+        name, key, *tags = _opened(after, issued_as)
         if name != self.name:
             owner = name[:40] if isinstance(name, str) else "no list"
             raise InvalidInputError(f"that cursor belongs to {owner}, not {self.name}")
@@ -203,6 +194,16 @@ class Page:
                 "portfolio it was issued for, another client's is refused); start from the first page"
             )
         return self.key(key, f"the {self.name} cursor")
+
+    def names(self, cursor: str) -> bool:
+        """Whether `cursor` is one of this list's (of any portfolio or instrument): for a
+        transport whose one parameter takes the cursors of two lists (REST's market history,
+        forward and backward), to tell which list reads it; a cursor that is no list's is
+        not."""
+        try:
+            return _opened(cursor, GRAPH_CURSOR)[0] == self.name
+        except InvalidInputError:
+            return False
 
     def slice(
         self,
@@ -249,6 +250,23 @@ class Page:
         """`slice`'s page of `items` as a Connection of their GraphQL type, `node(item)`."""
         page, page_info = self.slice(items, key, first, after, order)
         return Connection(nodes=[node(i) for i in page], page_info=page_info)
+
+
+def _opened(cursor: str, issued_as: str) -> list[Any]:
+    """A cursor's parts as issued (its list's name, its key, its tags), or InvalidInputError
+    for one this API did not issue. One longer than any this API issues is refused before it
+    is decoded (a deeply nested one would exhaust the decoder)."""
+    if len(cursor) > CURSOR_LENGTH:
+        raise InvalidInputError(
+            f"a cursor is at most {CURSOR_LENGTH} characters, not {len(cursor)}; pass {issued_as} unchanged"
+        )
+    try:
+        parts = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, TypeError, RecursionError):
+        parts = None
+    if not isinstance(parts, list) or len(parts) < 2:
+        raise InvalidInputError(f"cursor '{cursor[:60]}' was not issued by this API; pass {issued_as} unchanged")
+    return parts
 
 
 def _not_this_instrument(tags: list[Any], name: str, symbol: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from api.deps import CallerDep, ConnDep, ServicesDep
+from api.graphql.pagination import CURSOR_LENGTH
+from api.paging import bars_after, bars_page
 from api.schemas.common import KEYED, SupportedDate, problems, whole_query
 from api.schemas.market import (
     LATEST_EXAMPLE,
@@ -18,8 +19,6 @@ from api.schemas.market import (
     SymbolStatistics,
 )
 from api.security import KeyCheckedRoute
-from market.clock import supported_date
-from market.errors import InvalidInputError
 from market.text import STORED_SYMBOL, STORED_SYMBOL_LENGTH
 
 router = APIRouter(prefix="/api/market", tags=["market"], route_class=KeyCheckedRoute)
@@ -83,7 +82,14 @@ async def history(
     ),
     end: SupportedDate | None = Query(None, description="Last trading date (inclusive)."),
     limit: BarsLimit = 250,
-    cursor: str | None = Query(None, max_length=40, description="`next_cursor` of the previous page."),
+    cursor: str | None = Query(
+        None,
+        min_length=1,
+        max_length=CURSOR_LENGTH,
+        description="`next_cursor` of the previous page of this symbol's history, unchanged (another symbol's, "
+        "another list's or a bare date is 422); absent: the first page. Forward from `start`, it is the cursor "
+        "GraphQL's `instrument { history }` gives as pageInfo.endCursor.",
+    ),
 ) -> Response:
     """Daily bars with RSI, Bollinger %B and bandwidth, momentum, volatility, volume ratio
     and spread, in pages of `limit` bars; inside a page the bars are oldest first.
@@ -91,22 +97,9 @@ async def history(
     By default a page is the newest `limit` bars (up to `end` when given) and `next_cursor`
     leads to the page of older bars before it. With `start` pages run forward: the first
     holds the oldest `limit` bars from `start`, and `next_cursor` leads to the newer ones.
+    A cursor is opaque and pages this symbol's bars only (api/paging.py `bars_after`).
     Indicators are stored when prices arrive, computed over the instrument's whole
     history, so every page (even `limit=5`) has them warmed up."""
-    span, after = (start, end), _cursor(cursor)
-    return await svc.answer(conn, lambda c: svc.desk.history(c, symbol, span, limit, after), History)
-
-
-def _cursor(cursor: str | None) -> tuple[date | None, date | None]:
-    """(after, before): `<date>` continues forward after that date, `before:<date>`
-    continues backward before it."""
-    if cursor is None:
-        return None, None
-    backward = cursor.startswith("before:")
-    try:
-        day = supported_date(cursor.removeprefix("before:"), "cursor")
-    except InvalidInputError:
-        raise InvalidInputError(
-            f"cursor '{cursor}' was not issued by this endpoint; pass next_cursor unchanged"
-        ) from None
-    return (None, day) if backward else (day, None)
+    span, after = (start, end), bars_after(symbol, cursor)
+    read = lambda c: svc.desk.history(c, symbol, span, limit, after)  # noqa: E731
+    return await svc.answer(conn, read, History, bars_page)

@@ -288,7 +288,7 @@ class History(ApiModel):
         {
             "symbol": "NCBFG",
             "items": [example_of(Bar)],
-            "next_cursor": "2026-11-20",
+            "next_cursor": "WyJvbGRlckhpc3RvcnkiLCAiMjAyNi0xMS0yMCIsICJOQ0JGRyJd",
         }
     )
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from api import paging
 from models.features import rsi_14
 from tests.api.conftest import Api, assert_problem
 from tests.api.graph import data
@@ -89,7 +90,7 @@ def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
     # By default the newest bars, oldest first inside the page; the cursor leads backward.
     first = api.acme("GET", "/api/market/history/LIQ", params={"limit": 25}).json()
     assert len(first["items"]) == 25 and first["items"][-1]["trading_date"] == DAY.isoformat()
-    assert first["next_cursor"] == "before:" + first["items"][0]["trading_date"]
+    assert first["next_cursor"] == paging.OLDER_HISTORY.on("LIQ").cursor(first["items"][0]["trading_date"])
     pages = [first["items"]]
     cursor = first["next_cursor"]
     while cursor:
@@ -111,7 +112,7 @@ def test_history_pages_with_a_cursor_and_indicators(api: Api) -> None:
         cursor = page["next_cursor"]
         if cursor is None:
             break
-        assert cursor == page["items"][-1]["trading_date"]
+        assert cursor == paging.HISTORY.on("LIQ").cursor(page["items"][-1]["trading_date"])
     assert forward == whole
     # A short page of the newest bars has every indicator warmed up (LIQ has 60 days).
     short = api.acme("GET", "/api/market/history/LIQ", params={"limit": 5}).json()["items"]

@@ -47,6 +47,7 @@ def _cursors():
     names = st.sampled_from(
         [
             "history",
+            "olderHistory",
             "recentBars",
             "predictions",
             "sentiment",
@@ -99,7 +100,7 @@ def test_rest_date_cursor_and_page_size_parameters_never_answer_500(api: Api) ->
         assert_problem(
             api.acme("GET", "/api/market/history/LIQ", params={"cursor": extreme}),
             422,
-            f"cursor '{extreme}' was not issued by this endpoint",
+            f"cursor '{extreme}' was not issued by this API",
         )
         for path, name in (
             ("/api/market/latest", "date"),

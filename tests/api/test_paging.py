@@ -10,6 +10,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType
 from sqlalchemy import insert, select
 
@@ -358,3 +359,29 @@ def test_a_query_parameter_no_route_takes_is_named_never_ignored_on_every_route(
         walked += 1
     assert walked >= 15
     assert_problem(api.acme("GET", "/api/portfolio/trade", params={"limit": "5", "page": "2"}), 422, "page", "cursor")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_history_cursor_pages_its_instrument_s_bars_only_the_way_it_was_issued(api: Api) -> None:
+    """REST's history cursors were bare dates (`2026-11-13`, `before:2026-11-13`): LIQ's
+    next_cursor sent to MID's history paged MID's bars from LIQ's date, silently, where
+    GraphQL's `history` refuses another instrument's cursor. They are opaque now and name the
+    instrument and the way they page, one rule with GraphQL's (api/paging.py `bars_after`)."""
+    backward = api.acme("GET", "/api/market/history/LIQ", params={"limit": 5}).json()["next_cursor"]
+    ahead = {"limit": 5, "start": "2026-09-01"}
+    forward = api.acme("GET", "/api/market/history/LIQ", params=ahead).json()["next_cursor"]
+    for cursor, params in ((backward, {"limit": 5}), (forward, ahead)):
+        refused = api.acme("GET", "/api/market/history/MID", params={**params, "cursor": cursor})
+        assert_problem(refused, 422, "that cursor belongs to LIQ's", "not MID's")
+        assert api.acme("GET", "/api/market/history/liq", params={**params, "cursor": cursor}).status_code == 200
+    # what the cursors were (a bare date, either way), another list's: not issued for this list
+    for cursor in ("2026-11-13", "before:2026-11-13", paging.TRADES.cursor(5)):
+        assert_problem(api.acme("GET", "/api/market/history/LIQ", params={"cursor": cursor}), 422, "cursor")
+    # forward, REST's cursor is GraphQL's endCursor on the same bar, and each leads on in the other
+    query = 'query($after: String) { instrument(symbol: "LIQ") { history(first: 5, start: "2026-09-01", after: $after)'
+    graph = data(api, query + " { pageInfo { endCursor } } } }", api.world.acme_key)["instrument"]["history"]
+    assert graph["pageInfo"]["endCursor"] == forward
+    rest_next = api.acme("GET", "/api/market/history/LIQ", params={**ahead, "cursor": forward}).json()
+    graph_next = data(api, query + " { nodes { tradingDate } } } }", api.world.acme_key, {"after": forward})
+    dates = [n["tradingDate"] for n in graph_next["instrument"]["history"]["nodes"]]
+    assert dates == [b["trading_date"] for b in rest_next["items"]] and dates[0] > "2026-09-01"

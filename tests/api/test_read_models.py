@@ -52,8 +52,10 @@ def _rest(model: object, body: object) -> object:
 
 
 def _dated(page: dict) -> dict:
+    """A forward page of `views.market.history` as REST's history sends it: its cursor date
+    as the opaque cursor of the symbol's bars (api/paging.py `bars_page`)."""
     cursor = page["next_cursor"]
-    return {**page, "next_cursor": cursor.isoformat() if isinstance(cursor, date) else cursor}
+    return {**page, "next_cursor": None if cursor is None else paging.HISTORY.on(page["symbol"]).cursor(cursor)}
 
 
 def test_stored_bars_equal_the_per_request_computation_field_for_field(api: Api) -> None:

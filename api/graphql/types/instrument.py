@@ -17,10 +17,11 @@ from api.graphql.types.prediction import Prediction, latest_prediction_of
 from api.graphql.types.quote import Quote
 from api.graphql.types.sentiment_score import SentimentScore
 from api.graphql.types.ticker_change import TickerChange
+from api.paging import HISTORY
 from market.errors import InvalidInputError
 
-# An instrument's lists: their cursors name the instrument (`Page.on`), another's is refused.
-HISTORY = Page("history", default=100, largest=2000, key=day, per_instrument=True)
+# An instrument's lists: their cursors name the instrument (`Page.on`), another's is refused
+# (its history's, HISTORY, REST's market history pages forward too: api/paging.py).
 RECENT_BARS = Page("recentBars", default=20, largest=2000, key=day, per_instrument=True)
 PREDICTIONS = Page("predictions", default=100, largest=2000, key=day, per_instrument=True)
 NEWS_KEY = keyed(moment, text, row_id)  # published, kind, id
