@@ -43,6 +43,7 @@ from graphql import (
     StringValueNode,
     VariableNode,
     get_named_type,
+    get_operation_ast,
     type_from_ast,
     value_from_ast,
 )
@@ -356,6 +357,33 @@ class LongNumbers(SchemaExtension):
 
 
 NUMBER_LITERALS = (IntValueNode, FloatValueNode)
+
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"  # REST's; a GraphQL mutation takes the `idempotencyKey` argument
+HEADER_KEY_REFUSAL = (
+    "a mutation takes no Idempotency-Key header (it was never read: a retry would book again); pass the key "
+    "as the mutation's `idempotencyKey` argument (placeTrade, moveCash), one per write; nothing was run"
+)
+
+
+class HeaderKeyRefused(SchemaExtension):
+    """Refuses a mutation sent with REST's `Idempotency-Key` header, as BAD_USER_INPUT
+    before validation and execution, so before it is charged (`WritesCharged`) or writes.
+    GraphQL takes the key as each mutation's `idempotencyKey` argument (a document may
+    make several writes, each with its own key); the header was ignored, and a client that
+    sent it, as it sends the same deposit over REST, was booked once per retry. A query
+    with the header is a read, safe to retry: it answers as ever (some clients send the
+    header with every POST)."""
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        request = getattr(context.context, "request", None)
+        document = context.graphql_document
+        if request is not None and document is not None and IDEMPOTENCY_HEADER in request.headers:
+            operation = get_operation_ast(document, context.operation_name)
+            if operation is not None and operation.operation == OperationType.MUTATION:
+                context.pre_execution_errors = [GraphQLError(HEADER_KEY_REFUSAL, extensions={"code": "BAD_USER_INPUT"})]
+        yield
 
 
 class ControlCharacters(SchemaExtension):

@@ -39,6 +39,7 @@ from api.graphql.limits import (
     ControlCharacters,
     CostLimiter,
     ErrorPolicy,
+    HeaderKeyRefused,
     LongNumbers,
     OneOperation,
     OperationBudget,
@@ -88,6 +89,7 @@ def _schema(introspection: bool, max_depth: int, max_tokens: int, max_aliases: i
         LongNumbers,
         lambda: CostLimiter(max_cost),
         ControlCharacters,
+        HeaderKeyRefused,
         WritesCharged,
         OperationBudget,
     ]
