@@ -732,8 +732,7 @@ def _execute(
     _rails(day, suggestion, held.quantity if held else 0)
     price = Decimal(suggestion.limit_price)
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
-    shown = suggestion.fees  # what the client was shown is what it pays
-    fees = fee_schedule(settings).fee((price * quantity).quantize(ledger.CENT)) if shown is None else Decimal(shown)
+    fees = _fees(settings, suggestion)
     through = min(suggestion.trading_date, calendar.session_of(now))
     dividends.credit_dividends(conn, portfolio_id, through)  # a buy may spend them, not a reversal
     recorded = ledger.record_trade(
@@ -753,3 +752,14 @@ def _execute(
         ),
     )
     return recorded["trade_id"]
+
+
+def _fees(settings: Settings, suggestion: Suggestion) -> Decimal:
+    """What a confirmation charges: the fees the suggestion shows (what the client was shown
+    is what it pays), or, on one stored before they were (migration 0021), the fee schedule's
+    on its limit times its quantity by the one rule of an order's fee (`FeeSchedule.order_fee`,
+    on the value in cents), which the trade preview shows and a manual trade stating no fees
+    books: the same order costs the same whichever way it is placed."""
+    if suggestion.fees is not None:
+        return Decimal(suggestion.fees)
+    return fee_schedule(settings).order_fee(Decimal(suggestion.limit_price), int(suggestion.quantity))
