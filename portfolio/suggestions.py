@@ -44,7 +44,9 @@ going ex by D and the scored day's reference inputs its quantity and limit were 
 (close, closing bid and ask, high and low, volume, ADV_20, volatility and spread estimate:
 `PRICED_ON`, recorded in its reason) are those the plan read (`_unmoved`, checked first: a
 split, a dividend notice or a T0 correction of any of those inputs stored after T2 planned is
-a conflict, `PlanMoved`, and the suggestion stays pending for the client to reject).
+a conflict, `PlanMoved`, and the suggestion stays pending for the client to reject); so is a
+buy that would take the position past the mandate's largest (`Mandate.trim` slots) because the
+portfolio holds more of the name than the plan sized it from (`_holding_moved`).
 Before the ledger's cash check it credits the dividends owed up to the trading date, as a
 manual trade does (a buy may spend a dividend paid since T2, never one a correction takes
 back). Then it executes the trade at the limit price (a price at the instrument's tick)
@@ -687,6 +689,32 @@ def _decide(
         return answered(suggestion.decided("CONFIRMED", trade_id), respond)
 
 
+def _holding_moved(suggestion: Suggestion, held: int) -> None:
+    """PlanMoved when a buy would take the position past the mandate's largest (`Mandate.trim`
+    slots, the weight past which the plan sells a position back to its slot) because the
+    portfolio holds more of the name than when T2 planned it (its reason's `limits`: the
+    `held` it sized the buy from, the `slot_shares` it filled): a manual buy or a statement's
+    trade since. The plan never buys past one slot; confirmed past two, the next
+    morning's plan would sell the excess back at a round trip's cost. Decision: a holding
+    grown within the largest position still confirms (the plan's own tolerance before it
+    trims); past it, the suggestion stays pending for the client to reject. A buy whose
+    reason names no limits, and a sell (the ledger refuses one past the holding), are not
+    judged here."""
+    limits, largest = suggestion.reason.get("limits"), Mandate().trim
+    if suggestion.side != "BUY" or not limits or largest is None:
+        return
+    planned, slot, quantity = int(limits["held"]), int(limits["slot_shares"]), int(suggestion.quantity)
+    cap = math.floor(largest * slot)
+    if held <= planned or held + quantity <= cap:
+        return
+    raise PlanMoved(
+        f"the portfolio holds {held:,} {suggestion.symbol} now, {planned:,} when this suggestion was planned: "
+        f"confirming its {quantity:,} would hold {held + quantity:,}, past the mandate's largest position of "
+        f"{largest:g} slots ({cap:,} shares of the plan's slot of {slot:,}); reject it (the next morning's "
+        "suggestions are sized on the holding as it is then)"
+    )
+
+
 def _rails(day: MarketDay, suggestion: Suggestion, held: int) -> None:
     """TradeRejected when the rails, on the latest priced session `day` (on the trading
     date's count), refuse the suggestion now: a buy that no longer passes the entry gates
@@ -729,6 +757,7 @@ def _execute(
     if day is None:
         raise TradeRejected(f"no market data for {symbol} to check the rails against")
     held = ledger.holdings(conn, portfolio_id, suggestion.trading_date).get(symbol)
+    _holding_moved(suggestion, held.quantity if held else 0)
     _rails(day, suggestion, held.quantity if held else 0)
     price = Decimal(suggestion.limit_price)
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)

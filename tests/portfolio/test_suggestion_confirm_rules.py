@@ -13,7 +13,8 @@ import pytest
 from market.fees import fee_schedule
 from market.money import to_cents
 from portfolio import ledger, suggestions
-from portfolio.trading import move_cash, open_client_portfolio
+from portfolio.book import Mandate
+from portfolio.trading import ManualTrade, move_cash, open_client_portfolio, place_manual_trade
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
@@ -75,3 +76,41 @@ def test_a_suggestion_stored_without_fees_is_charged_the_fee_a_preview_and_a_man
         (trade,) = ledger.trade_rows(conn, acme)
         assert trade["fees"] == order_fee
         assert ledger.cash_balance(conn, acme) == Decimal("100000") - to_cents(limit * 126) - order_fee
+
+
+def _bought_by_hand(engine, settings, acme: str, quantity: int) -> None:
+    order = ManualTrade("BUY", "LIQ", quantity, "50.00")
+    place_manual_trade(engine, settings, CALENDAR, acme, order, now=MORNING)
+
+
+def test_a_buy_confirmed_past_the_mandates_largest_position_is_out_of_date_and_books_nothing(store) -> None:
+    """The plan sized the buy to fill LIQ's slot (126 shares) from the 0 held; the client
+    bought 200 by hand since: confirming would hold 326, past the mandate's largest position
+    (`Mandate.trim`, 2 slots: 252), which the next morning's plan would sell back at a round
+    trip's cost. It is refused as out of date (409), stays pending, and books nothing."""
+    engine, settings, acme, pending = store
+    assert (pending.quantity, pending.reason["limits"]["slot_shares"], Mandate().trim) == (126, 126, 2.0)
+    _bought_by_hand(engine, settings, acme, 200)
+    with engine.connect() as conn:
+        cash = ledger.cash_balance(conn, acme)
+    with pytest.raises(suggestions.PlanMoved) as refused:
+        suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert refused.value.detail == (
+        "the portfolio holds 200 LIQ now, 0 when this suggestion was planned: confirming its 126 would hold 326, "
+        "past the mandate's largest position of 2 slots (252 shares of the plan's slot of 126); reject it (the "
+        "next morning's suggestions are sized on the holding as it is then)"
+    )
+    assert [s.suggestion_id for s in suggestions.list_pending(engine, acme, now=MORNING)] == [pending.suggestion_id]
+    with engine.connect() as conn:
+        assert [t["origin"] for t in ledger.trade_rows(conn, acme)] == ["MANUAL"]
+        assert ledger.cash_balance(conn, acme) == cash
+
+
+def test_a_buy_whose_holding_grew_within_the_mandates_largest_position_confirms(store) -> None:
+    """126 bought by hand and the suggestion's 126 hold 252, the mandate's 2 slots: booked."""
+    engine, settings, acme, pending = store
+    _bought_by_hand(engine, settings, acme, 126)
+    done = suggestions.confirm(engine, settings, CALENDAR, acme, pending.suggestion_id, now=MORNING)
+    assert done.state == "CONFIRMED"
+    with engine.connect() as conn:
+        assert ledger.holdings(conn, acme, MONDAY)["LIQ"].quantity == 252
