@@ -38,7 +38,7 @@ from market.clock import TradingCalendar, exchange_date, utc_now
 from market.contract import described, served_fields
 from market.costs import Fill
 from market.errors import ConflictError, InvalidInputError, NotFoundError
-from market.fees import fee_schedule
+from market.fees import FeeSchedule, fee_schedule
 from market.money import (
     CENTS,
     MAX_AMOUNT,
@@ -547,7 +547,7 @@ def preview_trade(
     # it one session fills
     model, one_session = fill(side, quantity, priced, schedule, capped=False), fill(side, quantity, priced, schedule)
     # at a price a trade books: the model's, held within the day's band (the one a booking passes)
-    done = bounded(model, band.low, band.high, priced.close, schedule)
+    done = bounded(_whole(model, priced.close, schedule), band.low, band.high, priced.close, schedule)
     costs = done.costs
     price = done.price.quantize(CENT)
     order = ManualTrade(side, symbol, quantity, price)
@@ -560,7 +560,7 @@ def preview_trade(
         close=Decimal(str(session.close)).quantize(CENT),
         touch=Decimal(str(done.touch)).quantize(CENT),
         touch_source=done.touch_source,
-        impact=round(done.impact, 6) if done.quantity else None,
+        impact=round(done.impact, 6) if model.quantity else None,
         price=price,
         band_low=band.low,
         band_high=band.high,
@@ -597,6 +597,20 @@ def previewed_for(
         bookable=booked.refusal is None,
         refusal=booked.refusal,
     )
+
+
+def _whole(model: Fill, close: float, schedule: FeeSchedule) -> Fill:
+    """`model` on all the shares it was asked for, as a booking books them: a session without
+    trades (no volume on the latest bar, no ADV_20 to stand in for it) fills none of the order
+    in the cost model, which then charges nothing, while the order booked at its price pays
+    the schedule's fee on all of it (`FeeSchedule.order_fee`) and the spread that price holds
+    over the close on every share; no impact can be estimated without a volume (0)."""
+    if model.quantity == model.requested:
+        return model
+    quantity, price = model.requested, model.price
+    spread = (abs(price - Decimal(str(close))) * quantity).quantize(CENT)
+    fee = schedule.order_fee(price, quantity)
+    return replace(model, quantity=quantity, lapsed=0, fee=fee, spread_cost=spread, impact_cost=Decimal(0))
 
 
 def _bound(price: Decimal, band: PriceBand) -> str | None:

@@ -225,7 +225,8 @@ def test_a_trade_of_a_delisted_name_says_it_was_delisted_and_when(settings: Sett
 def test_a_halted_name_is_refused_and_its_preview_fills_nothing(client, settings: Settings) -> None:
     """The exchange halted AAA the day before and has not resumed it: a client's trade is
     refused naming the halt (it was booked), and the preview says nothing fills (it said
-    the whole order filled, at the normal day's volume); once it resumes, it trades."""
+    the whole order filled, at the normal day's volume), still showing the fees the order
+    pays booked at its price; once it resumes, it trades."""
     from datetime import date
 
     from portfolio.trading import preview_trade
@@ -238,7 +239,9 @@ def test_a_halted_name_is_refused_and_its_preview_fills_nothing(client, settings
     with engine.connect() as conn:
         preview = preview_trade(conn, settings, CALENDAR, "buy", "AAA", 10, NOW)
         assert ledger.trade_rows(conn, portfolio_id) == []
-    assert preview.fillable_in_one_session == 0 and preview.total_cost == Decimal("0.00")
+    assert preview.fillable_in_one_session == 0 and preview.impact is None
+    # what the order would cost booked at its price (once the name resumes): its fees on all of it
+    assert preview.fees > 0 and preview.booking_total == preview.price * 10 + preview.fees
     assert preview.lapse_reason == (
         "AAA is halted since 2026-11-19 (the exchange's HALT notice); a halted name cannot be traded until it resumes"
     )
