@@ -36,7 +36,7 @@ from sqlalchemy import Connection, Engine
 
 from market.clock import TradingCalendar, exchange_date, utc_now
 from market.contract import described, served_fields
-from market.costs import Fill
+from market.costs import Fill, Session, bounded, fill
 from market.errors import ConflictError, InvalidInputError, NotFoundError
 from market.fees import FeeSchedule, fee_schedule
 from market.money import (
@@ -57,7 +57,14 @@ from market.text import asked_symbol
 from portfolio import dividends, ledger
 from portfolio.delisting import delisted_since
 from portfolio.ledger import CENT, TradeRejected, TradeRequest
-from portfolio.market import ReferenceClose, halt_said, halted_since, known_symbols, reference_close
+from portfolio.market import (
+    ReferenceClose,
+    halt_said,
+    halted_since,
+    known_symbols,
+    reference_close,
+    reference_market,
+)
 from store import tables
 from store.history import append_history, current_rows
 from store.splits import renamed_on, stored_splits
@@ -71,6 +78,18 @@ class ManualTrade:
     quantity: int  # checked again: a boolean, text or float is refused
     price: Decimal | str | int  # a Decimal as it is, anything else by market.money's rule
     fees: Decimal | str | int | None = None  # None: the fee schedule's, as a preview shows them (`_fees`)
+
+
+@dataclass(frozen=True)
+class PortfolioOrder:
+    """A manual order for a portfolio at a moment, with the Idempotency-Key it came with (None:
+    none, and a preview's): the one request a booking checks (`_checked_request`) and a
+    preview's standing reads (`standing`), so both read the same order the same way."""
+
+    portfolio_id: str
+    order: ManualTrade
+    moment: datetime
+    idempotency_key: str | None = None
 
 
 class ManualRationale(TypedDict):
@@ -257,7 +276,8 @@ def place_manual_trade(
             replay = _stored_response(conn, f"trade:{portfolio_id}", idempotency_key, request_hash)
             if replay is not None:
                 return answered(PlacedTrade.from_json(replay, replayed=True), respond)
-        request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, idempotency_key)
+        placed_order = PortfolioOrder(portfolio_id, order, moment, idempotency_key)
+        request = _checked_request(conn, settings, calendar, placed_order)
         dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
         placed = PlacedTrade.from_recorded(ledger.record_trade(conn, request))
         if idempotency_key is not None:
@@ -267,14 +287,11 @@ def place_manual_trade(
 
 
 def _checked_request(
-    conn: Connection,
-    settings: Settings,
-    calendar: TradingCalendar,
-    portfolio_id: str,
-    order: ManualTrade,
-    moment: datetime,
-    idempotency_key: str | None,
+    conn: Connection, settings: Settings, calendar: TradingCalendar, placed: PortfolioOrder
 ) -> TradeRequest:
+    """`placed` as the ledger books it, or TradeRejected with the first check it fails (the
+    module's order of checks up to the price band; the ledger's follow, `ledger.check_on_ledger`)."""
+    order, moment = placed.order, placed.moment
     side = str(order.side).upper()
     if side not in ("BUY", "SELL"):
         raise TradeRejected(f"side must be buy or sell, not '{order.side}'")
@@ -291,7 +308,7 @@ def _checked_request(
     trading_date = calendar.session_of(moment)
     rationale = within_band(conn, settings, symbol, trading_date, price)
     return TradeRequest(
-        portfolio_id=portfolio_id,
+        portfolio_id=placed.portfolio_id,
         trading_date=trading_date,
         executed_at=moment,
         symbol=symbol,
@@ -301,7 +318,7 @@ def _checked_request(
         fees=fees,
         origin="MANUAL",
         rationale={**rationale, "fees_from": fees_from},
-        idempotency_key=idempotency_key,
+        idempotency_key=placed.idempotency_key,
         trade_id=f"T-{uuid.uuid4().hex}",
     )
 
@@ -474,26 +491,20 @@ class Standing:
     refusal: str | None  # the booking's refusal, None where it would book
 
 
-def standing(
-    conn: Connection,
-    settings: Settings,
-    calendar: TradingCalendar,
-    portfolio_id: str,
-    order: ManualTrade,
-    moment: datetime,
-) -> Standing:
-    """Whether `place_manual_trade` would book `order` for the portfolio at `moment`, writing
+def standing(conn: Connection, settings: Settings, calendar: TradingCalendar, placed: PortfolioOrder) -> Standing:
+    """Whether `place_manual_trade` would book `placed` (its order for its portfolio at its moment), writing
     nothing: the booking's own checks (`_checked_request`, then the ledger's,
     `ledger.check_on_ledger`) with the dividends the booking credits first (`dividends.owed`),
     so a refusal is the booking's sentence. A portfolio the booking cannot write to (none of
     that id, or the AI book) is refused as the booking refuses it (`ledger.writable_portfolio`)."""
+    portfolio_id = placed.portfolio_id
     ledger.writable_portfolio(conn, portfolio_id)
-    trading_date = calendar.session_of(moment)
+    trading_date = calendar.session_of(placed.moment)
     owed = dividends.owed(conn, portfolio_id, trading_date)
-    held = ledger.holdings(conn, portfolio_id, trading_date).get(asked_symbol(str(order.symbol)))
+    held = ledger.holdings(conn, portfolio_id, trading_date).get(asked_symbol(str(placed.order.symbol)))
     refusal = None
     try:
-        request = _checked_request(conn, settings, calendar, portfolio_id, order, moment, None)
+        request = _checked_request(conn, settings, calendar, placed)
         ledger.check_on_ledger(conn, request, owed=owed)
     except TradeRejected as error:
         refusal = error.detail
@@ -521,10 +532,46 @@ def preview_trade(
     session fills (`booking_total`: the cash it moves). Whether a portfolio's booking would
     take it is `previewed_for`'s. Nothing is stored. A symbol renamed by `trading_date` is not found, the
     answer naming the symbol it trades under (`ledger.renamed_said`); a name with no close
-    to price it from is refused as its booking is (`price_band`: TradeRejected, 422)."""
-    from market.costs import bounded, fill
-    from portfolio.market import reference_market
+    to price it from is refused as its booking is (`price_band`: TradeRejected, 422). Three
+    steps: read the market (`_preview_market`), decide the fills (`_preview_fills`), answer
+    in cents (`_preview_answer`)."""
+    market = _preview_market(conn, settings, calendar, side, symbol, moment)
+    return _preview_answer(market, quantity, _preview_fills(market, quantity, fee_schedule(settings)), settings)
 
+
+@dataclass(frozen=True)
+class _PreviewMarket:
+    """What a preview reads (`_preview_market`): the order's side and symbol as a booking
+    spells them, its session, why the name does not trade on it (None: it does), the day's
+    band and the latest bar as the session the preview prices (`_priced_session`)."""
+
+    side: str
+    symbol: str
+    trading_date: date
+    closed: str | None
+    band: PriceBand
+    close: Decimal  # the reference session's close
+    priced: Session  # the latest bar, as a session like it (`_priced_session`)
+
+
+@dataclass(frozen=True)
+class _PreviewFills:
+    """What the cost model decides of the order (`_preview_fills`): its walk of the whole
+    quantity, that walk as a booking books it (all of it, within the band) and one session's fill."""
+
+    model: Fill
+    done: Fill
+    one_session: Fill
+
+
+def _preview_market(
+    conn: Connection, settings: Settings, calendar: TradingCalendar, side: str, symbol: str, moment: datetime
+) -> _PreviewMarket:
+    """The read step of `preview_trade`: the order's names checked (InvalidInputError,
+    NotFoundError, a renamed symbol naming the one it trades under), the name's trading on
+    its session and the band a booking passes (a name with no close refused as its booking
+    is), and the symbol's latest bar, with its own quotes, as the reference for the
+    session: on its share count and less a dividend going ex by it, as the band reads it."""
     side = str(side).upper()
     if side not in ("BUY", "SELL"):
         raise InvalidInputError(f"side must be buy or sell, not '{side.lower()}'")
@@ -537,27 +584,37 @@ def preview_trade(
         raise NotFoundError(ledger.renamed_said(rename))
     closed = closed_to_trading(conn, settings, symbol, trading_date)
     band = price_band(conn, settings, symbol, trading_date, closed=closed)  # no close: refused as a booking is
-    as_of = band.reference.dated
-    # the symbol's latest bar, with its own quotes, as the reference for the trade's session:
-    # on its share count (a split known for it divides the old close) and less a dividend
-    # going ex by it, as the price band reads it
-    session = reference_market(conn, as_of, trading_date, [symbol]).sessions[symbol]
-    priced, schedule = _priced_session(session, closed is not None), fee_schedule(settings)
-    # the whole order, as a trade books it (its fees the schedule's on all of it), and what of
-    # it one session fills
-    model, one_session = fill(side, quantity, priced, schedule, capped=False), fill(side, quantity, priced, schedule)
-    # at a price a trade books: the model's, held within the day's band (the one a booking passes)
+    session = reference_market(conn, band.reference.dated, trading_date, [symbol]).sessions[symbol]
+    close = Decimal(str(session.close)).quantize(CENT)
+    return _PreviewMarket(side, symbol, trading_date, closed, band, close, _priced_session(session, closed is not None))
+
+
+def _preview_fills(market: _PreviewMarket, quantity: int, schedule: FeeSchedule) -> _PreviewFills:
+    """The decide step of `preview_trade`: the whole order walked by the cost model, as a
+    trade books it (all of it, `_whole`, its fees the schedule's on all of it) at a price a
+    trade books (the model's, held within the day's band: `bounded`), and what of it one
+    session fills."""
+    side, priced, band = market.side, market.priced, market.band
+    model = fill(side, quantity, priced, schedule, capped=False)
     done = bounded(_whole(model, priced.close, schedule), band.low, band.high, priced.close, schedule)
-    costs = done.costs
-    price = done.price.quantize(CENT)
-    order = ManualTrade(side, symbol, quantity, price)
-    gross, fees = to_cents(price * quantity), _fees(settings, order, price)[0]
+    return _PreviewFills(model, done, fill(side, quantity, priced, schedule))
+
+
+def _preview_answer(market: _PreviewMarket, quantity: int, fills: _PreviewFills, settings: Settings) -> TradePreview:
+    """The answer step of `preview_trade`: the fills in cents, with the cash the order booked
+    at the preview's price stating no fees moves (`_fees`, the booking's own rule)."""
+    model, done, band, side = fills.model, fills.done, market.band, market.side
+    costs, price = done.costs, done.price.quantize(CENT)
+    gross, fees = (
+        to_cents(price * quantity),
+        _fees(settings, ManualTrade(side, market.symbol, quantity, price), price)[0],
+    )
     return TradePreview(
-        symbol=symbol,
+        symbol=market.symbol,
         side=side,
         quantity=quantity,
-        as_of=as_of.isoformat(),
-        close=Decimal(str(session.close)).quantize(CENT),
+        as_of=band.reference.dated.isoformat(),
+        close=market.close,
         touch=Decimal(str(done.touch)).quantize(CENT),
         touch_source=done.touch_source,
         impact=round(done.impact, 6) if model.quantity else None,
@@ -565,9 +622,9 @@ def preview_trade(
         band_low=band.low,
         band_high=band.high,
         price_bound=_bound(model.price, band),
-        price_note=_bound_said(model, band, trading_date),
-        fillable_in_one_session=one_session.quantity,
-        lapse_reason=closed or one_session.lapse_reason,
+        price_note=_bound_said(model, band, market.trading_date),
+        fillable_in_one_session=fills.one_session.quantity,
+        lapse_reason=market.closed or fills.one_session.lapse_reason,
         fees=costs.fees.quantize(CENT),
         spread_cost=costs.spread.quantize(CENT),
         impact_cost=costs.impact.quantize(CENT),
@@ -589,7 +646,7 @@ def previewed_for(
     booking's words (`standing`): a sell past the holding or a buy past the cash is still
     priced, and says it would be refused."""
     order = ManualTrade(preview.side, preview.symbol, preview.quantity, preview.price)
-    booked = standing(conn, settings, calendar, portfolio_id, order, moment)
+    booked = standing(conn, settings, calendar, PortfolioOrder(portfolio_id, order, moment))
     return replace(
         preview,
         held=booked.held,
