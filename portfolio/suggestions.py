@@ -698,10 +698,10 @@ def _holding_moved(suggestion: Suggestion, held: int) -> None:
     morning's plan would sell the excess back at a round trip's cost. Decision: a holding
     grown within the largest position still confirms (the plan's own tolerance before it
     trims); past it, the suggestion stays pending for the client to reject. A buy whose
-    reason names no limits, and a sell (the ledger refuses one past the holding), are not
-    judged here."""
+    reason names no `limits.held` and `limits.slot_shares`, and a sell (the ledger refuses
+    one past the holding), are not judged here."""
     limits, largest = suggestion.reason.get("limits"), Mandate().trim
-    if suggestion.side != "BUY" or not limits or largest is None:
+    if suggestion.side != "BUY" or largest is None or not {"held", "slot_shares"} <= set(limits or {}):
         return
     planned, slot, quantity = int(limits["held"]), int(limits["slot_shares"]), int(suggestion.quantity)
     cap = math.floor(largest * slot)
