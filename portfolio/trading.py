@@ -298,9 +298,7 @@ def _checked_request(
     symbol = asked_symbol(str(order.symbol))
     if symbol not in known_symbols(conn):
         raise TradeRejected(f"unknown symbol '{order.symbol}'")
-    quantity = order.quantity
-    if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity <= 0:
-        raise TradeRejected(f"quantity must be a positive whole number of shares, not {quantity!r}")
+    quantity = _checked_quantity(order.quantity)
     price = _decimal(order.price, "price")
     if price <= 0:
         raise TradeRejected(f"price must be positive, not {order.price}")
@@ -321,6 +319,14 @@ def _checked_request(
         idempotency_key=placed.idempotency_key,
         trade_id=f"T-{uuid.uuid4().hex}",
     )
+
+
+def _checked_quantity(quantity: object) -> int:
+    """An order's quantity, or TradeRejected: a positive whole number of shares (a boolean,
+    text or float refused), the one rule a booking and a preview apply."""
+    if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity <= 0:
+        raise TradeRejected(f"quantity must be a positive whole number of shares, not {quantity!r}")
+    return quantity
 
 
 def _fees(settings: Settings, order: ManualTrade, price: Decimal) -> tuple[Decimal, str]:
@@ -535,7 +541,7 @@ def preview_trade(
     to price it from is refused as its booking is (`price_band`: TradeRejected, 422). Three
     steps: read the market (`_preview_market`), decide the fills (`_preview_fills`), answer
     in cents (`_preview_answer`)."""
-    market = _preview_market(conn, settings, calendar, side, symbol, moment)
+    market = _preview_market(conn, settings, calendar, side, symbol, quantity, moment)
     return _preview_answer(market, quantity, _preview_fills(market, quantity, fee_schedule(settings)), settings)
 
 
@@ -565,10 +571,17 @@ class _PreviewFills:
 
 
 def _preview_market(
-    conn: Connection, settings: Settings, calendar: TradingCalendar, side: str, symbol: str, moment: datetime
+    conn: Connection,
+    settings: Settings,
+    calendar: TradingCalendar,
+    side: str,
+    symbol: str,
+    quantity: int,
+    moment: datetime,
 ) -> _PreviewMarket:
-    """The read step of `preview_trade`: the order's names checked (InvalidInputError,
-    NotFoundError, a renamed symbol naming the one it trades under), the name's trading on
+    """The read step of `preview_trade`: the order checked (InvalidInputError, NotFoundError,
+    a renamed symbol naming the one it trades under, TradeRejected for a quantity the booking
+    refuses: `_checked_quantity`), the name's trading on
     its session and the band a booking passes (a name with no close refused as its booking
     is), and the symbol's latest bar, with its own quotes, as the reference for the
     session: on its share count and less a dividend going ex by it, as the band reads it."""
@@ -578,6 +591,7 @@ def _preview_market(
     symbol = asked_symbol(str(symbol))
     if symbol not in known_symbols(conn):
         raise NotFoundError(f"no instrument '{symbol}'")
+    _checked_quantity(quantity)  # no shares, or fewer, refused as the booking refuses them
     trading_date = calendar.session_of(moment)
     rename = renamed_on(stored_splits(conn, trading_date, [symbol]), symbol, trading_date)
     if rename is not None:  # nothing trades under the old symbol: the answer names the one it trades under

@@ -30,3 +30,18 @@ def test_the_cli_previews_an_order_and_refuses_it_as_its_booking_is(settings: Se
         assert (refused.returncode, refused.stdout) == (1, ""), refused.stdout
     (line,) = previewed.stderr.strip().splitlines()
     assert line == booked.stderr.strip() and "price cannot be checked: no price for OLD in the 60 days" in line
+
+
+def test_the_cli_refuses_a_preview_of_no_shares_as_its_booking_is(settings: Settings) -> None:
+    """`portfolio preview buy AAA 0` printed a priced preview of 0 shares (fees and costs of
+    0.00, a `booking_total` of 0.00): an order the booking refuses. It is refused with the
+    booking's one line, exit status 1, as REST and GraphQL refuse it."""
+    engine = service_engine(settings)
+    seed_market(engine, {"AAA": {"close": 52.0, "volume": 20_000}}, day=latest_closed_trading_day(exchange_now()))
+    assert cli("portfolio", "open", "acme", "--cash", "5000").returncode == 0
+    previewed = cli("portfolio", "preview", "buy", "AAA", "0")
+    booked = cli("portfolio", "trade", "client:acme", "buy", "AAA", "0", "52.00")
+    for refused in (previewed, booked):
+        assert (refused.returncode, refused.stdout) == (1, ""), refused.stdout
+    (line,) = previewed.stderr.strip().splitlines()
+    assert line == booked.stderr.strip() and "quantity must be a positive whole number of shares, not 0" in line
