@@ -11,7 +11,9 @@ at 16:15 checks this delivery. Each stored day updates the `marketintel_t0_deliv
 
 `trading_day` skips the run on weekends and exchange holidays (reason in its log). The
 trading date is the `run_date` param, else the run's own date on the exchange clock.
-Retries back off exponentially: the website is often slow right after the close.
+The exchange may publish late: the task tries every 5 minutes until 16:40 (eight
+retries), so a day published late is delivered while T1's pre-flight waits for it
+(until 16:45); a day still not published then fails with the TASK_FAILED alert.
 """
 
 from __future__ import annotations

@@ -99,9 +99,9 @@ def exchange_day_param(which: str = "The exchange day to run") -> Param:
 class DagTerms:
     """One DAG's operating terms, in the order a row of `DAG_TERMS` gives them: its clock
     (a cron on the exchange clock), its tags beside `marketintel`, how many times a task is
-    retried, the first retry's delay (minutes; each next one grows exponentially), each
-    try's time limit (minutes), the assets whose update also starts it, and what its
-    `run_date` param asks for."""
+    retried, the first retry's delay (minutes; each next one grows exponentially, or with
+    `backoff` False each is the same), each try's time limit (minutes), the assets whose
+    update also starts it, and what its `run_date` param asks for."""
 
     cron: str
     tags: tuple[str, ...]
@@ -110,6 +110,7 @@ class DagTerms:
     timeout_minutes: int
     after: tuple[Asset, ...] = ()
     run_date: str = "The exchange day to run"
+    backoff: bool = True
 
     def schedule(self) -> ExchangeTimetable | AssetOrTimeSchedule:
         """The DAG's schedule: its clock, or, with `after`, its clock or an update of those
@@ -119,11 +120,14 @@ class DagTerms:
 
 
 # Every DAG's operating terms: DAG id: (cron, tags, retries, first retry delay (min), time limit per try (min),
-# assets that also start it, what `run_date` asks for). The DAGs' docs say the same in words. T1's stage tasks
-# each run under a time limit of their own instead (pipeline/stage_lists.py T1_TIMEOUT_MINUTES).
+# assets that also start it, what `run_date` asks for, whether the delays grow). The DAGs' docs say the same in
+# words. T1's stage tasks each run under a time limit of their own instead (pipeline/stage_lists.py
+# T1_TIMEOUT_MINUTES). T0 waits for a late exchange: it tries every 5 minutes until 16:40, so a day the exchange
+# publishes late is delivered while T1's pre-flight (every 5 minutes from 16:15 to 16:45) waits for it, before
+# the pre-flight's last try; growing from 1 minute, its 3 retries gave up by about 16:09.
 DAG_TERMS: dict[str, DagTerms] = {
     "marketintel_health": DagTerms("45 15 * * 1-5", ("health",), 2, 1, 15),
-    "marketintel_t0": DagTerms("0 16 * * 1-5", ("t0", "ingest"), 3, 1, 20),
+    "marketintel_t0": DagTerms("0 16 * * 1-5", ("t0", "ingest"), 8, 5, 20, backoff=False),
     "marketintel_t1": DagTerms("15 16 * * 1-5", ("t1", "close"), 2, 2, 20, after=(T0_DELIVERY,)),
     "marketintel_t2": DagTerms("0 7 * * 1-5", ("t2", "morning"), 2, 2, 15, after=(T1_CLOSE,)),
     "marketintel_t3": DagTerms("0 9 * * 1", ("t3", "macro"), 3, 5, 30, run_date="The Monday of the macro week to run"),
@@ -133,7 +137,8 @@ DAG_TERMS: dict[str, DagTerms] = {
 def marketintel_dag(dag_id: str, doc_md: str | None) -> dict[str, Any]:
     """The `@dag(...)` keyword arguments of the project DAG `dag_id`, on its terms in
     `DAG_TERMS`: its schedule, each task retried `retries` times, `retry_minutes` apart at
-    first and growing exponentially, each try at most `timeout_minutes`; tagged
+    first and growing exponentially (Airflow's multiplier 2; with `backoff` False, every
+    `retry_minutes`), each try at most `timeout_minutes`; tagged
     `marketintel` and its tags; documented by `doc_md` (the DAG file's docstring) followed
     by `EVERY_DAG_DOC`."""
     terms = DAG_TERMS[dag_id]
@@ -150,7 +155,7 @@ def marketintel_dag(dag_id: str, doc_md: str | None) -> dict[str, Any]:
             "on_failure_callback": on_task_failure,
             "retries": terms.retries,
             "retry_delay": timedelta(minutes=terms.retry_minutes),
-            "retry_exponential_backoff": True,
+            "retry_exponential_backoff": 2.0 if terms.backoff else 0,
             "execution_timeout": timedelta(minutes=terms.timeout_minutes),
         },
         "params": {"run_date": exchange_day_param(terms.run_date)},

@@ -298,6 +298,38 @@ def test_preflight_retries_within_a_bounded_window(dag_bag) -> None:
     assert preflight.retry_exponential_backoff in (False, 0)
 
 
+def _last_try(dag, task_id: str, first: datetime) -> datetime:
+    """When Airflow starts the last retry of `task_id` (the DAG as the scheduler holds it)
+    whose first try began at `first` and each try failed at once: Airflow's own
+    `next_retry_datetime`, jitter and backoff included."""
+    import uuid
+
+    from airflow.models.taskinstance import TaskInstance
+
+    task = _as_airflow_shows_it(dag).get_task(task_id)
+    ti = TaskInstance(task=task, run_id="scheduled__2026-11-20T21:00:00+00:00", dag_version_id=uuid.uuid4())
+    moment = first
+    for try_number in range(1, task.retries + 1):
+        ti.try_number, ti.end_date = try_number, moment
+        moment = ti.next_retry_datetime()
+    return moment
+
+
+def test_t0_keeps_trying_a_late_exchange_while_the_preflight_waits_for_it(dag_bag) -> None:
+    """The exchange not published at 16:00 (a 404 "not published yet"): the pre-flight waits
+    for T0 until its last try at 16:45, but T0's three retries, growing from a minute, gave
+    up by 16:09, so a day published at 16:15 was never delivered; the pre-flight waited
+    for nothing and the day needed an operator. T0 now tries every 5 minutes until the
+    pre-flight's last interval, so what it delivers is there for the pre-flight's last try."""
+    t0_first = datetime(2026, 11, 20, 21, 0, tzinfo=UTC)  # 16:00 America/Jamaica
+    t1_first = datetime(2026, 11, 20, 21, 15, tzinfo=UTC)
+    t0_last = _last_try(dag_bag.dags["marketintel_t0"], "t0_scrape", t0_first)
+    preflight_last = _last_try(dag_bag.dags["marketintel_t1"], "t1_preflight", t1_first)
+    assert preflight_last == datetime(2026, 11, 20, 21, 45, tzinfo=UTC)
+    gives_up = f"T0 gives up at {t0_last:%H:%M} UTC, the pre-flight waits until 21:45 UTC"
+    assert preflight_last - timedelta(minutes=5) <= t0_last < preflight_last, gives_up
+
+
 @pytest.mark.parametrize(
     "run_date, runs", [("2026-11-20", True), ("2026-12-25", False), ("2026-11-21", False), ("2026-08-06", False)]
 )
