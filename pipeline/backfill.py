@@ -37,7 +37,10 @@ def backfill(
     at `end` (inclusive), oldest first; with `with_text`, also each day's news and
     disclosures and its sentiment composite. `base_url`: the address the pages and the
     news feed's links name (a served simulator's, so that a later run over HTTP finds the
-    disclosures it announces stored under the same address)."""
+    disclosures it announces stored under the same address). A day whose closes were
+    stored from another source (T0's scrape of the exchange) and differ is refused, not
+    replaced (`deliver_day`'s `keep_sources`): the error names the day and the fix, and
+    the days before it stay delivered."""
     market = market or market_for(settings)
     wanted = [d for d in market.days if d <= end][-days:]
     kind = "replayed" if isinstance(market, ReplayMarket) else "simulated"
@@ -60,7 +63,9 @@ def backfill(
         pdf_extractor(settings) as extractor,
     ):
         for day in tqdm(wanted, desc="backfill", unit="day", disable=None):
-            reports.append(deliver_day(engine, settings, day, client, source=origin, keep_books=keep_books))
+            reports.append(
+                deliver_day(engine, settings, day, client, source=origin, keep_books=keep_books, keep_sources=True)
+            )
             if with_text:
                 ingest_text(engine, settings, day, client, http, extractor)
                 with write_transaction(engine, f"stage:t1_sentiment:{day.isoformat()}") as conn:

@@ -14,6 +14,10 @@ delivery manifest, and append the day to the store in one transaction.
   correction) would leave that client's ledger unreplayable for good: the caller's
   `keep_books` check (`ingest.books`; the T0 stage passes the desk's) refuses it inside
   the day's transaction, and the day is recorded as FAILED like a row the store refuses.
+- A caller delivering another market's days (backfill's simulated or replayed ones,
+  `keep_sources`) never replaces a close stored from another source: a day whose stored
+  closes came from elsewhere (the exchange's T0) and differ is refused, naming both
+  (the same closes from another source add nothing, as always).
 - A day that cannot be fetched, fails validation or has a row the store refuses is
   recorded as a FAILED delivery with the reasons (unless a COMPLETE delivery for that
   date already exists, which a failed re-run must not demote) and the error is raised.
@@ -126,6 +130,7 @@ def deliver_day(
     client: ExchangeClient,
     source: str = "exchange",
     keep_books: BooksCheck | None = None,
+    keep_sources: bool = False,
 ) -> DeliveryReport:
     """Fetch, check, keep and store one trading day (the module's docstring says how).
 
@@ -135,6 +140,8 @@ def deliver_day(
     (`_record_failure`) and raises: the fetch's own error, or DeliveryRejectedError naming
     the first five problems. `keep_books`: what refuses, before the day commits, SPLIT
     notices that would leave a client's ledger unreplayable (`ingest.books.BooksCheck`).
+    `keep_sources`: refuse the day rather than replace closes stored from another source
+    (`_keep_sources`).
     """
     try:
         scraped = scrape_day(client, day)
@@ -152,7 +159,7 @@ def deliver_day(
         _refuse(engine, day, source, verdict.errors, manifest, snapshot)
     try:
         with write_transaction(engine, MARKET_FILES, f"delivery:{day.isoformat()}") as conn:
-            inserted = _store_day(conn, day, scraped, manifest, snapshot, source, keep_books)
+            inserted = _store_day(conn, day, scraped, (manifest, snapshot), source, keep_books, keep_sources)
     except InvalidInputError as exc:  # a row the store or the books refuse: rolled back, nothing kept
         failed = {**manifest, "status": "FAILED", "errors": [exc.detail]}
         _refuse(engine, day, source, failed["errors"], failed, _write_snapshot(settings.data_dir, scraped, failed))
@@ -262,14 +269,16 @@ def _store_day(
     conn: Connection,
     day: date,
     s: ScrapedDay,
-    manifest: dict,
-    snapshot: Path,
+    kept: tuple[dict, Path],
     source: str,
     keep_books: BooksCheck | None = None,
+    keep_sources: bool = False,
 ) -> dict[str, int]:
-    """Append the COMPLETE delivery and the day's rows (the day's prices and index levels
-    tied to that delivery), the notices through `append_actions` (`keep_books`'s check of
-    the splits stored); returns the rows inserted by table."""
+    """Append the COMPLETE delivery (`kept`: its manifest and snapshot) and the day's rows
+    (the day's prices and index levels tied to that delivery), the notices through
+    `append_actions` (`keep_books`'s check of the splits stored); returns the rows inserted
+    by table. With `keep_sources`, closes stored from another source are not replaced."""
+    manifest, snapshot = kept
     stored = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])
     if stored and stored[0]["status"] == "COMPLETE" and stored[0]["checksum"] == s.checksum:
         # the same pages again (another address for the same exchange: a mirror, a port,
@@ -282,12 +291,15 @@ def _store_day(
     currency = s.quotes.currency or HOME_CURRENCY
     instruments = [_instrument_row(r, currency, source) for r in s.securities.rows]
     inserted["instruments"] = append_history(conn, tables.instruments, instruments).inserted
-    inserted["eod_prices"] = append_history(
+    prices = append_history(
         conn,
         tables.eod_prices,
         [_price_row(r, day, delivery_id, source) for r in s.quotes.rows],
         scope=[tables.eod_prices.c.trading_date == day],
-    ).inserted
+    )
+    if keep_sources:
+        _keep_sources(day, source, prices.replaced)
+    inserted["eod_prices"] = prices.inserted
     inserted["fundamentals"] = append_history(
         conn, tables.fundamentals, [{**r, "source": source} for r in s.fundamentals.rows]
     ).inserted
@@ -302,6 +314,22 @@ def _store_day(
         conn, tables.index_levels, levels, scope=[tables.index_levels.c.trading_date == day]
     ).inserted
     return inserted
+
+
+def _keep_sources(day: date, source: str, replaced: tuple[tuple[dict, dict], ...]) -> None:
+    """Refuse (InvalidInputError: the day's transaction is rolled back) closes of `source`
+    that would replace different ones stored from another source: backfill delivers
+    another market (the simulator's made-up days, or replayed files), and over a day T0
+    delivered from the exchange it stored made-up closes as the day's current version."""
+    other = [(was, new) for was, new in replaced if was["source"] != source]
+    if other:
+        was, new = other[0]
+        raise InvalidInputError(
+            f"{len(other)} closes of {day.isoformat()} are stored from {was['source']} and would be replaced by "
+            f"{source} ones ({was['symbol']} {was['close']:g} stored, {new['close']:g} {source}): a backfill never "
+            f"replaces a day delivered from another source; fill a day T0 missed with "
+            f"`marketintel scrape --date {day.isoformat()}`"
+        )
 
 
 def _instrument_row(security: dict, currency: str, source: str) -> dict:
