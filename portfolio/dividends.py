@@ -29,9 +29,10 @@ not yet paid and its payment date, and writes nothing). A purchase may spend it:
 policy only money leaving the service is held back, a trade keeps the money inside it.
 A
 portfolio synchronised to a broker statement takes its cash from the statement: the
-dividends with an ex-date on or before the last synchronisation are in that balance
-already, so only later ones are credited (the sync itself settles those on the holdings
-it leaves: `synced`). A split before the ex-date counts the shares
+dividends gone ex and paid by the last synchronisation's date are in that balance
+already (`in_statement`), so only the others are credited (the sync itself settles those
+on the holdings it leaves: `synced`); one gone ex by then and paid after it is kept beside
+the balance (`unpaid_at`), a receivable until its payment date. A split before the ex-date counts the shares
 on the new count, as the ledger does (`store.splits`).
 """
 
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -286,14 +287,16 @@ def owed(conn: Connection, portfolio_id: str, through: date) -> Decimal:
 
 def dividend_book(conn: Connection, portfolio_id: str, through: date, synced: date | None = None) -> DividendBook:
     """The read step of `credit_dividends`: the notices up to `through` of the names the
-    portfolio traded and those their renames carried them on under (after its last
-    statement synchronisation, or `synced`, the date of the statement a sync is recording
-    now: portfolio/statements.py), and, when there are any, its dividend entries and splits."""
+    portfolio traded and those their renames carried them on under, but those the balance
+    of its last statement synchronisation holds (`in_statement`: gone ex and paid by its
+    date; `synced`, the date of the statement a sync is recording now: portfolio/statements.py),
+    and, when there are any, its dividend entries and splits."""
     trades = ledger.ledger_rows(conn, portfolio_id)
     splits = stored_splits(conn, through, {t["symbol"] for t in trades})
     held = {t["symbol"] for t in trades} | {s.new_symbol for s in splits if s.new_symbol is not None}
     last = max((d for d in (last_statement_sync(conn, portfolio_id), synced) if d is not None), default=None)
-    notices = announced(conn, held, through, last)
+    notices = announced(conn, held, through, last - timedelta(days=366) if last is not None else None)
+    notices = [n for n in notices if last is None or not in_statement(n, last)]  # not in the statement's balance
     if not notices:
         return DividendBook(trades, notices)
     c = tables.cash_entries.c
@@ -370,34 +373,84 @@ def unpaid_dividends(conn: Connection, portfolio_id: str, on: date) -> list[Unpa
     notice's entries summed) whose payment date is after `on`, in payment-date order: each
     judged by its payment date alone, whenever it was credited and whatever its ex-date (a
     T2 run ahead of its morning credits an ex-date still to come). A notice without a
-    payment date is paid at its ex-date; the dividends with an ex-date on or before the
-    last statement synchronisation are the statement's balance's (`last_statement_sync`),
-    not receivables."""
-    c = tables.cash_entries.c
+    payment date is paid at its ex-date; the dividends the balance of the last statement
+    synchronised holds (`in_statement`: paid by its date) are that balance's, not
+    receivables; one going ex by it and paid after it is still one."""
     synced = last_statement_sync(conn, portfolio_id)
     credited: dict[tuple[str, date], Decimal] = {}
-    for row in conn.execute(select(c.entry_id, c.amount).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")):
-        _, symbol, ex_text = _CORRECTION.sub(r"\1", row.entry_id).rsplit(":", 2)  # DIV:<portfolio>:<symbol>:<ex-date>
-        key = (symbol, date.fromisoformat(ex_text))
-        if synced is None or key[1] > synced:
-            credited[key] = credited.get(key, ZERO) + Decimal(row.amount)
-    if not credited:
-        return []
-    a = tables.corporate_actions.c
-    where = [a.kind == "DIVIDEND", a.symbol.in_(sorted({s for s, _ in credited}))]
+    for key, amount, _ in _credited(conn, portfolio_id):
+        credited[key] = credited.get(key, ZERO) + amount
     unpaid = []
-    for notice in current_rows(conn, tables.corporate_actions, where=where):
-        key = (notice["symbol"], notice["action_date"])
-        if key not in credited or credited[key] <= 0:
+    for key, notice in _notices_of(conn, credited).items():
+        if credited[key] <= 0 or (synced is not None and in_statement(notice, synced)):
             continue
-        paid_on = payment_date(notice["detail"])
-        if paid_on is not None and not key[1] <= paid_on <= key[1] + timedelta(days=366):
-            paid_on = None  # before its ex-date, or a year after it: no date to trust
-        if paid_on is None and not states_payment(notice["detail"]):
-            paid_on = key[1]  # says nothing of its payment: paid at its ex-date
+        paid_on = paid_on_date(notice)
         if paid_on is None or paid_on > on:
             unpaid.append(UnpaidDividend(key[0], key[1], paid_on, credited[key]))
     return sorted(unpaid, key=lambda u: (u.payment_date or date.max, u.symbol, u.ex_date))
+
+
+def _credited(conn: Connection, portfolio_id: str) -> list[tuple[tuple[str, date], Decimal, date]]:
+    """Each DIVIDEND cash entry of the portfolio: its notice's (symbol, ex-date), its amount
+    and the exchange date it took effect (a correction's is when it was made)."""
+    c = tables.cash_entries.c
+    query = select(c.entry_id, c.amount, c.effective_at).where(c.portfolio_id == portfolio_id, c.kind == "DIVIDEND")
+    out = []
+    for row in conn.execute(query):
+        _, symbol, ex_text = _CORRECTION.sub(r"\1", row.entry_id).rsplit(":", 2)  # DIV:<portfolio>:<symbol>:<ex-date>
+        out.append(
+            ((symbol, date.fromisoformat(ex_text)), Decimal(row.amount), ledger.cash_day(None, row.effective_at))
+        )
+    return out
+
+
+def _notices_of(conn: Connection, keys: Iterable[tuple[str, date]]) -> dict[tuple[str, date], DividendNotice]:
+    """The current DIVIDEND notice of each (symbol, ex-date) of `keys` that has one."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    a = tables.corporate_actions.c
+    where = [a.kind == "DIVIDEND", a.symbol.in_(sorted({s for s, _ in wanted}))]
+    rows = current_rows(conn, tables.corporate_actions, where=where)
+    return {(r["symbol"], r["action_date"]): r for r in rows if (r["symbol"], r["action_date"]) in wanted}
+
+
+def paid_on_date(notice: Mapping) -> date | None:
+    """The day the notice's dividend is paid: the payment date its text states (within a
+    year of its ex-date), its ex-date where the text says nothing of a payment, None where
+    it speaks of one that cannot be read (held until the notice is corrected)."""
+    ex_date = notice["action_date"]
+    paid_on = payment_date(notice["detail"])
+    if paid_on is not None and not ex_date <= paid_on <= ex_date + timedelta(days=366):
+        paid_on = None  # before its ex-date, or a year after it: no date to trust
+    if paid_on is None and not states_payment(notice["detail"]):
+        paid_on = ex_date  # says nothing of its payment: paid at its ex-date
+    return paid_on
+
+
+def in_statement(notice: Mapping, as_of: date) -> bool:
+    """Whether a broker statement of `as_of` holds the notice's dividend in its cash: gone ex
+    by then and paid by then (a statement's balance is the money in the account; a dividend
+    going ex before it and paid after it reaches the account later). One whose payment date
+    cannot be read is taken as the statement's from its ex-date, as before payment dates
+    were read: a sync never credits it on top of a balance that may hold it."""
+    if notice["action_date"] > as_of:
+        return False
+    paid_on = paid_on_date(notice)
+    return paid_on is None or paid_on <= as_of
+
+
+def unpaid_at(conn: Connection, portfolio_id: str, day: date) -> Decimal:
+    """What the book's cash at the end of `day` holds of dividends a statement of `day` does
+    not (`in_statement`: gone ex by then, paid after it): the DIVIDEND entries that took
+    effect by then, of those notices. A statement sync reconciles the book's cash less it to
+    the statement's balance, so the sync keeps them (portfolio/statements.py `_sync_cash`)."""
+    dated = [(key, amount) for key, amount, on in _credited(conn, portfolio_id) if on <= day]
+    notices = _notices_of(conn, (key for key, _ in dated))
+    return sum(
+        (amount for key, amount in dated if key in notices and key[1] <= day and not in_statement(notices[key], day)),
+        ZERO,
+    )
 
 
 def dividends_receivable(cash: Decimal, unpaid: list[UnpaidDividend]) -> Decimal:

@@ -1144,9 +1144,15 @@ def _sync_cash(
     with the account. The comparison, the entry and the changes (what the answer and
     `statement_imports.changes` record) all use that rounded balance, so the audit record
     says what the ledger holds: cash_before and cash_after in cents as money is shown
-    everywhere (market.money.money_display), cash_after - cash_before being the entry."""
+    everywhere (market.money.money_display), cash_after - cash_before being the entry.
+
+    The dividends the book credited that went ex by the statement's date and are paid after
+    it (`dividends.unpaid_at`) are not in the statement's balance, which is the money in the
+    account: the book's cash is brought to the balance with them, so they stay credited
+    (receivables until their payment date, as before the sync) and the statement that
+    follows the payment holds them."""
     cash = _cash_through(conn, portfolio_id, parsed.as_of)
-    stated = to_cents(parsed.cash)
+    stated = to_cents(parsed.cash) + dividends.unpaid_at(conn, portfolio_id, parsed.as_of)
     running = stated
     for entry in later:
         running += entry["amount"]

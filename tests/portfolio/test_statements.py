@@ -936,3 +936,41 @@ def test_a_statement_in_another_currency_is_refused_not_booked_as_the_trading_on
     engine, settings, portfolio_id = client
     synced = import_statement(engine, settings, portfolio_id, _valued_in("Currency: JMD"), now=NOW)
     assert synced["status"] == "SYNCED" and _state(engine, portfolio_id)[1] == Decimal("1000")
+
+
+PAID_LATER = "dividend of 1.00, ex-date 2026-11-18, payment 2026-12-01"
+
+
+@pytest.mark.parametrize("credited_first", [True, False], ids=["credited-before-the-sync", "credited-by-the-sync"])
+def test_a_dividend_gone_ex_before_a_statement_and_paid_after_it_stays_the_books(client, credited_first) -> None:
+    """LIQ's dividend of 1.00 goes ex on 11-18 and is paid on 12-01; the book holds 1,000 LIQ.
+    The broker's statement of 11-20 has not received it: cash 5,000. The sync took the
+    statement's balance as holding every dividend gone ex by its date: the 1,000 credited
+    was reconciled away (cash 5,000, no receivable) and shown again only by a statement
+    after the payment, though the company pays it on 12-01. It stays: cash 6,000 with
+    1,000 receivable until 12-01 (a withdrawal may take 5,000), and the statement of 12-02,
+    which holds it, changes no cash."""
+    from views.portfolio import summary
+
+    engine, settings, portfolio_id = client
+    held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000, Decimal("50"), Decimal("52"))]
+    statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 12), held, Decimal("5000"))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 12, 21, 30, tzinfo=UTC))
+    announce_action(engine, "LIQ", "DIVIDEND", 1.0, date(2026, 11, 18), PAID_LATER)
+    if credited_first:
+        move_cash(engine, portfolio_id, "0.01", now=datetime(2026, 11, 19, 18, 0, tzinfo=UTC))  # credits it
+        move_cash(engine, portfolio_id, "-0.01", now=datetime(2026, 11, 19, 18, 5, tzinfo=UTC))
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, held, Decimal("5000"))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert result["status"] == "SYNCED" and not [c for c in result["changes"] if "cash_after" in c], result
+    assert _state(engine, portfolio_id)[:2] == ({"LIQ": (1000, Decimal("50"))}, Decimal("6000"))
+    with engine.connect() as conn:
+        assert summary(conn, portfolio_id, AS_OF)["dividends_receivable"] == Decimal("1000")
+    with pytest.raises(ledger.CashRejected, match="at most 5,000.00 can be withdrawn"):
+        move_cash(engine, portfolio_id, "-5000.01", now=datetime(2026, 11, 23, 18, 0, tzinfo=UTC))
+    paid = holdings_statement("KC-10042", "Acme Ltd", date(2026, 12, 2), held, Decimal("6000"))
+    result = import_statement(engine, settings, portfolio_id, paid, now=datetime(2026, 12, 2, 21, 30, tzinfo=UTC))
+    assert result["status"] == "SYNCED" and not [c for c in result["changes"] if "cash_after" in c], result
+    assert _state(engine, portfolio_id)[1] == Decimal("6000")
+    with engine.connect() as conn:
+        assert summary(conn, portfolio_id, date(2026, 12, 2))["dividends_receivable"] == 0
