@@ -33,12 +33,13 @@ attempt's `reason`), because the broker's figure may be right and the store's re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
 from sqlalchemy import Connection
 
+from portfolio.delisting import Settlement, stored_settlements
 from store import tables
 from store.history import current_rows
 from store.splits import Split, stored_splits
@@ -57,11 +58,16 @@ class NameRecord:
     last_close: Decimal | None  # its latest close of any bar, traded or not
     outstanding: int | None  # shares outstanding last reported, split-adjusted to the day
     reported: date | None  # the report that gave `outstanding`
+    # the value per share the exchange pays holders of a name that stopped (the latest
+    # DELISTING action with a positive amount dated after its last bar, up to the day:
+    # portfolio/delisting.py `stored_settlements`), None where none does
+    settlement: Decimal | None = None
 
 
 def name_records(conn: Connection, symbols: set[str], day: date) -> dict[str, NameRecord]:
     """Each of `symbols`' record up to `day`: the range it traded in, its last close and the
-    shares outstanding last reported, all on `day`'s share count (store.splits)."""
+    shares outstanding last reported, all on `day`'s share count (store.splits), and the
+    value per share the exchange pays holders where it delisted the name (`_settled`)."""
     if not symbols:
         return {}
     wanted = sorted(symbols)
@@ -82,7 +88,7 @@ def name_records(conn: Connection, symbols: set[str], day: date) -> dict[str, Na
     bars_of: dict[str, list[dict]] = {}
     for bar in bars:
         bars_of.setdefault(bar["symbol"], []).append(bar)
-    return {
+    records = {
         symbol: _record(
             symbol,
             bars_of.get(symbol, []),
@@ -91,6 +97,23 @@ def name_records(conn: Connection, symbols: set[str], day: date) -> dict[str, Na
         )
         for symbol in wanted
     }
+    settlements = stored_settlements(conn, day, wanted)
+    return {
+        symbol: _settled(record, bars_of.get(symbol, []), [s for s in settlements if s.symbol == symbol])
+        for symbol, record in records.items()
+    }
+
+
+def _settled(record: NameRecord, bars: list[dict], settlements: list[Settlement]) -> NameRecord:
+    """The record with the value per share the exchange pays its holders: the latest
+    settlement dated after the name's last bar (one on or before it is not of this listing:
+    a name that trades again is not settled), as `DelistingRule.notice` reads notices."""
+    last_bar = max((b["trading_date"] for b in bars), default=date.min)
+    after = [s for s in settlements if s.on > last_bar]
+    if not after:
+        return record
+    value = Decimal(str(max(after, key=lambda s: s.on).value)).quantize(PRICE_PLACES)
+    return replace(record, settlement=value)
 
 
 def _record(symbol: str, bars: list[dict], reports: list[dict], splits: list[Split]) -> NameRecord:

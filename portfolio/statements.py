@@ -963,7 +963,7 @@ def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None)
         synced.extend(_book_lots(sync, symbol, before, after, target - cost))
     elif after != before:
         side = "BUY" if after > before else "SELL"
-        price = (parsed.prices if side == "BUY" else parsed.sale_prices).get(symbol) or record.last_close
+        price = (parsed.prices if side == "BUY" else parsed.sale_prices).get(symbol) or _drop_price(side, record)
         if price is None:
             raise StatementRejected(
                 f"the statement's {symbol} line has no price and {symbol} has no close on or before "
@@ -973,6 +973,19 @@ def _sync_holding(sync: _Sync, record: NameRecord, held: ledger.Position | None)
     if target is not None:
         synced.extend(_rebased(sync, symbol, target))
     return synced
+
+
+def _drop_price(side: str, record: NameRecord) -> Decimal | None:
+    """The price a sync trade the statement prices nowhere is booked at: for the sale of a
+    name the exchange settled (a delisting that pays holders a value per share,
+    `NameRecord.settlement`), that value, what the shares the statement no longer holds
+    were paid out at, so the realised PnL is the settlement less their cost (booked at the
+    last close, the realised PnL of a cash offer of 7.50 on a last close of 6.00 was 1.50 a
+    share short and the statement's cash put it in a RECONCILIATION); else the name's last
+    close on or before the statement's day."""
+    if side == "SELL" and record.settlement is not None:
+        return record.settlement
+    return record.last_close
 
 
 def _price_warnings(parsed: ParsedStatement, record: NameRecord, synced: list[HoldingSynced]) -> list[str]:

@@ -974,3 +974,29 @@ def test_a_dividend_gone_ex_before_a_statement_and_paid_after_it_stays_the_books
     assert _state(engine, portfolio_id)[1] == Decimal("6000")
     with engine.connect() as conn:
         assert summary(conn, portfolio_id, date(2026, 12, 2))["dividends_receivable"] == 0
+
+
+def test_a_settled_delisted_holding_the_statement_drops_is_sold_at_the_value_paid(client) -> None:
+    """The book holds 1,000 DEAD at 5.00 (cost 5,000); DEAD's rows end on 11-10 at 6.00 and
+    the exchange's DELISTING of 11-16 pays 7.50 a share. The broker's statement of 11-20
+    holds no DEAD and the 7,500 paid in its cash. The sync sold the 1,000 at the last close,
+    6.00: a realised PnL of 1,000 where the holder was paid 2,500 over cost, the other 1,500
+    put in the cash's RECONCILIATION. It sells them at 7.50: the summary's realised PnL is
+    the 2,500 its unrealised PnL showed before, equity 12,500 before and after."""
+    from views.portfolio import summary
+
+    engine, settings, portfolio_id = client
+    seed_market(engine, {"DEAD": {"close": 6.0, "volume": 40_000}}, day=date(2026, 11, 10))
+    held = [Holding("DEAD", "Dead Co", 1_000, Decimal("5"), Decimal("6"))]
+    statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 6), held, Decimal("5000"))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 6, 21, 30, tzinfo=UTC))
+    announce_action(engine, "DEAD", "DELISTING", 7.5, date(2026, 11, 16), "delisted: a cash offer of 7.50 a share")
+    with engine.connect() as conn:
+        before = summary(conn, portfolio_id, AS_OF)
+    assert (before["equity"], before["unrealized_pnl"], before["realized_pnl"]) == (12500, 2500, 0)
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [], Decimal("12500"))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert _sold(result, "DEAD")["price"] == "7.500000"
+    with engine.connect() as conn:
+        after = summary(conn, portfolio_id, AS_OF)
+    assert (after["cash"], after["equity"], after["realized_pnl"], after["unrealized_pnl"]) == (12500, 12500, 2500, 0)
