@@ -12,7 +12,9 @@ layouts are recognised by their title line:
   running balance, then the closing cash balance and holdings. Every row's balance must
   be the previous balance plus its amount; a buy's amount must be -quantity x price and a
   sell's +quantity x price; opening holdings plus the trades must equal the closing
-  holdings; the last balance must equal the closing cash balance. Every row is dated a
+  holdings, on the share count of the statement's date (the stored splits in its period
+  applied, checked in the sync's transaction: `_on_its_count`); the last balance must
+  equal the closing cash balance. Every row is dated a
   day from the OPENING row's to the statement's date (the Period's end), the OPENING row
   not before the Period's start, and a line that opens with a date but is not a row is
   refused naming it, never skipped.
@@ -83,7 +85,7 @@ import hashlib
 import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
 from decimal import ROUND_FLOOR, Decimal
 from typing import Required, TypedDict
@@ -112,6 +114,7 @@ from portfolio.market import known_symbols, trading_currency
 from portfolio.statement_checks import NameRecord, holding_refusal, name_records, price_warning
 from store import tables
 from store.history import append_history, current_rows, newest_ids
+from store.splits import Split, factor_between, stored_splits
 from store.transactions import Respond, answered, write_transaction
 
 # The titles of the two layouts read (a statement names its layout in its title); the sample
@@ -211,6 +214,18 @@ class _CashEntry(TypedDict):
     day: date
 
 
+@dataclass(frozen=True)
+class LedgerFlows:
+    """What a transactions ledger prints of its holdings: the opening holdings, as of the
+    start of the OPENING row's day, each trade row's day, symbol and signed quantity, and
+    by symbol the day of the trade whose price `ParsedStatement.prices` holds."""
+
+    opened_on: date
+    opening: dict[str, int]
+    moves: tuple[tuple[date, str, int], ...]
+    priced_on: dict[str, date]
+
+
 @dataclass
 class ParsedStatement:
     layout: str
@@ -222,6 +237,7 @@ class ParsedStatement:
     unread: dict[str, str] = field(default_factory=dict)  # a holdings line not read, by its first word (`_unread`)
     account: str | None = None  # the broker account the statement is of (`_account`); None: it prints none
     currencies: tuple[str, ...] = ()  # the currencies it names for its amounts (`_currencies`); (): none
+    flows: LedgerFlows | None = None  # a transactions ledger's holdings as printed (`_holdings_add_up`)
 
     @property
     def average_costs(self) -> dict[str, Decimal]:
@@ -413,11 +429,17 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
     balance, held, last_price = _number(rows[0].group(7), "opening balance"), dict(opening), {}
     for m in rows[1:]:
         balance = _posted(m, balance, held, last_price)
-    held = {s: q for s, q in held.items() if q}
-    if held != closing:
-        raise StatementRejected(
-            f"numbers do not add up: opening holdings and trades give {held}, the closing holdings say {closing}"
+    moves = tuple(
+        (
+            date.fromisoformat(m.group(1)),
+            m.group(3),
+            _shares(m.group(4), "quantity") * (1 if m.group(2) == "BUY" else -1),
         )
+        for m in rows[1:]
+        if m.group(2) in ("BUY", "SELL")
+    )
+    priced_on = {symbol: date.fromisoformat(day) for symbol, (day, _) in last_price.items()}
+    flows = LedgerFlows(date.fromisoformat(rows[0].group(1)), dict(opening), moves, priced_on)
     cash = _labelled(lines, "Closing Cash Balance")
     if abs(cash - balance) > TOLERANCE:
         raise StatementRejected(
@@ -425,7 +447,7 @@ def _parse_ledger(lines: list[str]) -> ParsedStatement:
         )
     unread = _unread(opened + closed, QUANTITY_ROW)
     prices = {symbol: price for symbol, (_, price) in last_price.items()}
-    return ParsedStatement("transactions-ledger", as_of, cash, closing, prices, dict(prices), unread)
+    return ParsedStatement("transactions-ledger", as_of, cash, closing, prices, dict(prices), unread, flows=flows)
 
 
 def _ledger_rows(lines: list[str]) -> list[re.Match[str]]:
@@ -767,6 +789,7 @@ def _synchronise(
     carries on top of the statement (its cash now with them); returns the changes and
     the warnings of the prices booked (statement_checks)."""
     _acceptable(conn, parsed, moment)
+    parsed = _on_its_count(conn, parsed)
     synced = _synced(conn, portfolio_id)
     _same_account(synced, parsed)
     _not_before_the_last(synced, parsed)
@@ -880,6 +903,51 @@ def _acceptable(conn: Connection, parsed: ParsedStatement, moment: datetime) -> 
             f"the statement's line '{parsed.unread[skipped[0]][:120]}' names {skipped[0]} but is not a holding line "
             "the statement can be read by; synced without it, the book would drop that holding"
         )
+
+
+def _on_its_count(conn: Connection, parsed: ParsedStatement) -> ParsedStatement:
+    """A transactions ledger checked and priced on the share count of its date: its opening
+    holdings and trades must give its closing holdings with each stored split whose ex-date
+    falls in its period (from the OPENING row's day, whose opening holdings are printed
+    before it, to the statement's date) applied before the rows of its ex-date, to the whole
+    shares the ledger keeps (`ledger.split_quantity`), else StatementRejected. A 2-for-1
+    split on 11-16 of the 1,000 LIQ a ledger opens with, closing with 2,000, adds up (it was
+    refused as "numbers do not add up"). The price of a trade before such a split, what the
+    shares the statement brings in are booked at, is put on the statement date's count
+    (`factor_between`), as the holdings are. A valuation statement is returned as it is."""
+    flows = parsed.flows
+    if flows is None:
+        return parsed
+    symbols = set(flows.opening) | {m[1] for m in flows.moves}
+    splits = [x for x in stored_splits(conn, parsed.as_of, symbols) if x.ex_date >= flows.opened_on]
+    held = _held_through(flows, [x for x in splits if x.new_symbol is None])
+    if held != parsed.holdings:
+        said = " on the count of the splits in its period" if splits else ""
+        raise StatementRejected(
+            f"numbers do not add up: opening holdings and trades give {held}{said}, the closing holdings say "
+            f"{parsed.holdings}"
+        )
+    prices = {
+        symbol: (price / Decimal(str(factor_between(splits, symbol, flows.priced_on[symbol], parsed.as_of)))).quantize(
+            ledger.CENT
+        )
+        for symbol, price in parsed.prices.items()
+    }
+    return replace(parsed, prices=prices, sale_prices=dict(prices))
+
+
+def _held_through(flows: LedgerFlows, splits: list[Split]) -> dict[str, int]:
+    """The holdings a ledger's opening holdings and trades give at its end, the `splits`
+    (in ex-date order) applied before the trades of their ex-date."""
+    held, pending = dict(flows.opening), list(splits)
+    for day, symbol, quantity in sorted(flows.moves, key=lambda m: m[0]):
+        while pending and pending[0].ex_date <= day:
+            split = pending.pop(0)
+            held[split.symbol] = ledger.split_quantity(held.get(split.symbol, 0), split.factor)
+        held[symbol] = held.get(symbol, 0) + quantity
+    for split in pending:
+        held[split.symbol] = ledger.split_quantity(held.get(split.symbol, 0), split.factor)
+    return {symbol: quantity for symbol, quantity in held.items() if quantity}
 
 
 def _day_ended(parsed: ParsedStatement, moment: datetime) -> None:

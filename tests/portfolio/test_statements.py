@@ -1000,3 +1000,41 @@ def test_a_settled_delisted_holding_the_statement_drops_is_sold_at_the_value_pai
     with engine.connect() as conn:
         after = summary(conn, portfolio_id, AS_OF)
     assert (after["cash"], after["equity"], after["realized_pnl"], after["unrealized_pnl"]) == (12500, 12500, 2500, 0)
+
+
+ACROSS_THE_SPLIT = ["2026-11-03 BUY LIQ 10 52.00 (520.00) 99,480.00"]
+
+
+@pytest.mark.parametrize(
+    "rows, closing, bought_at",
+    [
+        (ACROSS_THE_SPLIT, "LIQ 2,020", Decimal("26")),
+        ([*ACROSS_THE_SPLIT, "2026-11-17 SELL LIQ 4 25.00 100.00 99,580.00"], "LIQ 2,016", Decimal("25")),
+    ],
+    ids=["last-trade-before-the-split", "last-trade-after-it"],
+)
+def test_an_activity_statement_across_a_split_adds_up_on_its_dates_count(client, rows, closing, bought_at) -> None:
+    """LIQ splits 2-for-1 on 11-16. The broker's activity statement of 11-01 to 11-20 opens
+    with 1,000 LIQ, buys 10 on 11-03 and closes with 2,020 (2,016 after a sale of 4 on
+    11-17): it was refused, "numbers do not add up: opening holdings and trades give
+    {'LIQ': 1010}", the broker's statement of any period across a split of a held name.
+    It is synced, the shares brought in priced at the last trade on the statement date's
+    count (52.00 on 11-03 is 26.00 after the split), not at 52.00 a share on the new count."""
+    engine, settings, portfolio_id = client
+    announce_action(engine, "LIQ", "SPLIT", 2.0, date(2026, 11, 16), "2 for 1")
+    cash = rows[-1].split()[-1]
+    lines = _ledger_lines(rows, cash, ["LIQ 1,000"], [closing])
+    result = import_statement(engine, settings, portfolio_id, text_pdf(lines), now=NOW)
+    assert result["status"] == "SYNCED", result
+    quantity = int(closing.split()[1].replace(",", ""))
+    assert _state(engine, portfolio_id)[:2] == ({"LIQ": (quantity, bought_at)}, Decimal(cash.replace(",", "")))
+
+
+def test_an_activity_statement_that_does_not_add_up_on_its_dates_count_is_refused(client) -> None:
+    """The same ledger closing with the 1,010 the old count gives is refused, naming the
+    splits' count, and books nothing."""
+    engine, _, _ = client
+    announce_action(engine, "LIQ", "SPLIT", 2.0, date(2026, 11, 16), "2 for 1")
+    lines = _ledger_lines(ACROSS_THE_SPLIT, "99,480.00", ["LIQ 1,000"], ["LIQ 1,010"])
+    said = r"opening holdings and trades give \{'LIQ': 2020\} on the count of the splits in its period"
+    _refused(client, text_pdf(lines), said)
