@@ -23,7 +23,7 @@ from market.logging import configure_logging
 from market.settings import Settings, get_settings
 
 if TYPE_CHECKING:
-    from ingest.importers.files import ImportReport
+    from ingest.importers.files import CapitalOptions, ImportReport
     from ingest.simulator.site import SimulatorSite
 
 app = command_group("Market intelligence service for a small stock exchange.")
@@ -267,24 +267,49 @@ def import_files(
     from pathlib import Path
 
     from desk import Desk
-    from ingest.importers.actions import accepted_actions
-    from ingest.importers.files import FORMAT_CURRENCY, CapitalOptions, detect_format, source_currency
+    from ingest.importers.files import detect_format, source_currency
     from market.errors import InvalidInputError
 
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
-    desk = Desk.from_settings(get_settings())
+    source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
     settings = get_settings()
-    capital = CapitalOptions(
+    capital = _capital_options(settings, actions, adjust_implied, accept_action)
+    desk = Desk.from_settings(settings)
+    report = desk.import_files(Path(path), fmt, currency=currency, capital=capital)
+    if report.rows_inserted or report.rows_changed or report.corporate_actions_inserted:
+        desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
+    _echo_import(report, fmt, currency)
+    if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
+        raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
+    _unread_files(report.unread_files)
+
+
+def _capital_options(
+    settings: Settings, actions: str | None, adjust_implied: bool, accept_action: list[str]
+) -> CapitalOptions:
+    """The import's capital-change options from its flags and the settings (the market's
+    daily price limit, the delisting rule's sessions); InvalidInputError for an
+    --accept-action that is not SYMBOL:EX_DATE, before anything is read."""
+    from pathlib import Path
+
+    from ingest.importers.actions import accepted_actions
+    from ingest.importers.files import CapitalOptions
+
+    return CapitalOptions(
         Path(actions) if actions else None,
         settings.daily_price_limit,
         adjust_implied,
         settings.delist_after_sessions,
         accepted_actions(accept_action),
     )
-    source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
-    report = desk.import_files(Path(path), fmt, currency=currency, capital=capital)
-    if report.rows_inserted or report.rows_changed or report.corporate_actions_inserted:
-        desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
+
+
+def _echo_import(report: ImportReport, fmt: str, currency: str | None) -> None:
+    """The import's report, one line each: what it read and stored (in which currency, and
+    whether that was assumed), its bad and second rows, the rows it changed, the capital
+    changes and the store's actions it does not have."""
+    from ingest.importers.files import FORMAT_CURRENCY
+
     # a currency neither given nor the format's own is assumed, and said so: another market's
     # files in the generic format would otherwise be stored in the home currency unseen
     assumed = (
@@ -311,9 +336,6 @@ def import_files(
             "every row it was given and no command withdraws one: if the file was corrected, import into a fresh "
             "store (MARKETINTEL_DATABASE_URL)"
         )
-    if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
-        raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
-    _unread_files(report.unread_files)
 
 
 def _unread_files(unread: list[str]) -> None:

@@ -652,9 +652,51 @@ def capital_changes(
     counted = on_new_count_actions(_with_stored(prices, stored), actions, stored.splits if stored else ())
     actions, stored = counted.actions, _withdrawn(stored, counted.redated)
     checked = _with_previous(prices, stored, counted.applicable)
-    sessions = stored.sessions if stored is not None else frozenset()
     unchecked = refuse_adjusted(checked, counted.applicable, given.accepted)
     splits, warnings = file_splits(checked, counted.applicable)
+    sessions = stored.sessions if stored is not None else frozenset()
+    moves = adjusted_moves(checked, splits, limit, adjust_implied, sessions)
+    report = CapitalChanges(
+        actions_file=str(actions_path) if actions_path is not None else None,
+        actions=tuple(actions),
+        renames=renames,
+        applied=tuple(sorted([*splits, *moves.implied], key=lambda s: (s.ex_date, s.symbol))),
+        implied=moves.implied,
+        repeated=joined.repeated,
+        warnings=(*renames.warnings, *counted.waiting(), *unchecked, *warnings, *moves.overlaid),
+        moved=tuple(counted.moved),
+        redated=tuple(counted.redated),
+        limit=limit,
+        limit_from=limit_from,
+        explained=moves.explained,
+        beyond=moves.beyond,
+        unexplained=moves.unexplained,
+        handovers=tuple(h for h in handovers(prices) if (h.old, h.new) not in {(r.old, r.new) for r in renames.kept}),
+    )
+    return moves.adjusted, report
+
+
+@dataclass(frozen=True)
+class Moves:
+    """The prices adjusted for the file's splits and, where asked, the implied ones
+    (`adjusted`, the store's rows beside them dropped), and the moves read on them
+    (`adjusted_moves`): `explained` by the file's actions, `beyond` the limit, `unexplained`
+    past T0's band without a limit, `implied` splits and the warnings they leave (`overlaid`)."""
+
+    adjusted: pd.DataFrame
+    implied: tuple[Split, ...] = ()
+    overlaid: tuple[str, ...] = ()
+    explained: int = 0
+    beyond: tuple[LimitMove, ...] = ()
+    unexplained: tuple[LimitMove, ...] = ()
+
+
+def adjusted_moves(
+    checked: pd.DataFrame, splits: list[Split], limit: float | None, adjust_implied: bool, sessions: frozenset[date]
+) -> Moves:
+    """`checked` (the prices with the store's previous closes, `_with_previous`) adjusted for
+    `splits`, the moves beyond `limit` (or, without one, past T0's band) that they leave and,
+    with `adjust_implied`, those moves adjusted as splits of their implied ratios."""
     adjusted = split_adjusted(checked, splits)
     raw = limit_moves(checked, limit, sessions) if limit is not None else []
     beyond = limit_moves(adjusted, limit, sessions) if limit is not None else []
@@ -664,24 +706,8 @@ def capital_changes(
         adjusted = split_adjusted(adjusted, list(implied))
     adjusted = adjusted[~adjusted[STORED].astype(bool)].drop(columns=STORED).reset_index(drop=True)
     still = {(m.symbol, m.day) for m in beyond}
-    report = CapitalChanges(
-        actions_file=str(actions_path) if actions_path is not None else None,
-        actions=tuple(actions),
-        renames=renames,
-        applied=tuple(sorted([*splits, *implied], key=lambda s: (s.ex_date, s.symbol))),
-        implied=implied,
-        repeated=joined.repeated,
-        warnings=(*renames.warnings, *counted.waiting(), *unchecked, *warnings, *overlaid),
-        moved=tuple(counted.moved),
-        redated=tuple(counted.redated),
-        limit=limit,
-        limit_from=limit_from,
-        explained=sum(1 for m in raw if (m.symbol, m.day) not in still),
-        beyond=tuple(beyond),
-        unexplained=unexplained,
-        handovers=tuple(h for h in handovers(prices) if (h.old, h.new) not in {(r.old, r.new) for r in renames.kept}),
-    )
-    return adjusted, report
+    explained = sum(1 for m in raw if (m.symbol, m.day) not in still)
+    return Moves(adjusted, implied, tuple(overlaid), explained, tuple(beyond), unexplained)
 
 
 def _withdrawn(stored: Stored | None, redated: list[Redated]) -> Stored | None:
