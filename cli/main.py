@@ -259,8 +259,8 @@ def import_files(
     ),
     accept_action: list[str] = typer.Option(
         [],
-        help="SYMBOL:EX_DATE of a split, bonus issue or consolidation to apply as stated though the closes do not "
-        "show its ratio (refused otherwise: the prices look already adjusted); repeatable.",
+        help="SYMBOL:EX_DATE of a split, bonus, rights issue or consolidation to apply as stated though the closes "
+        "do not show its ratio (refused otherwise: the prices look already adjusted); repeatable.",
     ),
 ) -> None:
     """Import historical end-of-day files; bad rows are listed with file and line."""

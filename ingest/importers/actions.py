@@ -54,10 +54,10 @@ that disagree are refused (`distinct_actions`). The name is the joined series' (
 are compared after the renames resolve, `on_joined_series`), so an action listed under
 both the old and the new symbol of a rename is one action. A row that cannot be
 read refuses the file, named with its file and line (`readable_actions`); a split, bonus
-issue or consolidation whose factor does not explain the name's close by T0's rule
-(`explains`: prices already adjusted for it) refuses the import unless accepted as stated
-(`refuse_adjusted`); an action whose name has no row on or after the ex-date, or no close
-before it, is applied and reported.
+issue, consolidation or rights issue whose factor (a rights issue's P / TERP) does not
+explain the name's close by T0's rule (`explains`: prices already adjusted for it) refuses
+the import unless accepted as stated (`refuse_adjusted`); an action whose name has no row
+on or after the ex-date, or no close before it, is applied and reported.
 
 **Moves beyond the limit** (`MARKETINTEL_DAILY_PRICE_LIMIT`, the benchmarks'
 `--price-limit`; off by default): every close further from the name's previous row's
@@ -132,7 +132,8 @@ KINDS = {
     "tickerchange": RENAME,
     "namechange": RENAME,
 }
-CHECKED_KINDS = ("SPLIT", "BONUS", "CONSOLIDATION")  # checked against the closes (`refuse_adjusted`)
+# checked against the closes (`refuse_adjusted`): a rights issue by its own adjustment, P / TERP
+CHECKED_KINDS = ("SPLIT", "BONUS", "CONSOLIDATION", "RIGHTS")
 SHOWN = 25  # probable capital changes listed one a line, the largest moves first; the rest are counted
 UNREAD_SHOWN = 3  # unreadable rows of a corporate-actions file named in its refusal (`readable_actions`)
 SANITY_BAND = 0.5  # T0's price band (MARKETINTEL_PRICE_BAND's default): a session's move past it is reported
@@ -824,22 +825,28 @@ def accepted_actions(given: Sequence[str]) -> frozenset[tuple[str, date]]:
 def refuse_adjusted(
     prices: pd.DataFrame, actions: list[CorporateAction], accepted: frozenset[tuple[str, date]] = frozenset()
 ) -> list[str]:
-    """InvalidInputError, before anything is stored, for each split, bonus issue or
-    consolidation whose ex-date shows no move of its ratio in the closes (T0's rule,
-    `explains`): prices a vendor has already adjusted, on which the change would multiply
-    every holder's shares and show a move the market never made; the (symbol, ex-date)
-    `accepted` are taken as stated. Returns a line for each one that cannot be checked,
+    """InvalidInputError, before anything is stored, for each split, bonus issue,
+    consolidation or rights issue whose ex-date shows no move of its ratio in the closes
+    (T0's rule, `explains`; a rights issue's ratio is its adjustment, P / TERP by the last
+    close before the ex-date, `CorporateAction.split_factor`): prices a vendor has already
+    adjusted, on which the change would multiply every holder's shares and show a move the
+    market never made; the (symbol, ex-date) `accepted` are taken as stated. A rights issue
+    that is not applied (priced at or above that close, or without one) is not judged.
+    Returns a line for each one that cannot be checked,
     its name without a close before its day (applied as stated, as before)."""
     closes, refused, unchecked = _by_symbol(prices), [], []
     for action in (a for a in actions if a.kind in CHECKED_KINDS and a.factor):
         around = _around(closes.get(action.symbol), action)
+        factor = action.split_factor(around.last)
+        if factor is None or factor == 1.0:
+            continue  # a priced rights issue without a close before it, or above it: not applied (`file_splits`)
         if around.last is None:
             unchecked.append(
                 f"{action.where}: {action.text()}: {action.symbol} has no close before the ex-date: its ratio "
                 "cannot be checked against the closes; applied as stated"
             )
         elif around.first is not None and (action.symbol, action.ex_date) not in accepted:
-            if not explains(around.last, around.first, action.factor):
+            if not explains(around.last, around.first, factor):
                 refused.append(f"{action.row()}: the closes either side of its ex-date, {around.text()}")
     if refused:
         raise InvalidInputError(

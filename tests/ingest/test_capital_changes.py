@@ -600,3 +600,65 @@ def adjusted_split(tmp_path: Path) -> Path:
     )
     (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nABC,2024-03-06,split,10 for 1\n")
     return folder
+
+
+@ON_SQLITE_ONLY
+def test_a_rights_issue_the_prices_are_already_adjusted_for_is_refused_unless_accepted(
+    settings, tmp_path: Path
+) -> None:
+    """A review's run: a vendor's prices already adjusted for a deep-discount rights issue
+    (one new share for every one held at 10, the close about 100: P / TERP 1.8), imported
+    with an actions file stating it, applied it again (exit 0, no warning): every holder's
+    shares times 1.7 and a +70% move in the history, where splits and bonus issues were
+    refused. A rights issue is judged by T0's rule on its own adjustment (P / TERP, the
+    last close before the ex-date its P): nothing is stored and one line names the row,
+    the closes either side and the way out; `--accept-action` takes it as stated."""
+    from store import tables
+    from store.engine import service_engine
+    from store.history import current_rows
+    from tests.pipeline.test_cli import cli
+
+    folder = tmp_path / "adjusted"
+    folder.mkdir()
+    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
+    closes = [55.0, 55.2, 55.5, 55.1]  # 100, 100.4 before the ex-date, divided by P / TERP = 100 / 55
+    (folder / "prices.csv").write_text(
+        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{c},1000\n" for d, c in zip(days, closes, strict=True))
+    )
+    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio,price\nABC,2024-03-06,rights,1 for 1,10\n")
+    refused = cli("import", str(folder))
+    assert refused.returncode == 1
+    assert (
+        f"1 capital change of the corporate-actions file the closes do not show: {folder / 'corporate_actions.csv'}:2 "
+        "(ABC 2024-03-06 rights 1 for 1 at 10): the closes either side of its ex-date, 55.2 on 2024-03-05 and 55.5 "
+        "on 2024-03-06: no move of the ratio"
+    ) in refused.stderr
+    assert "--accept-action SYMBOL:EX_DATE; nothing was imported" in refused.stderr
+    with service_engine(settings).connect() as conn:
+        assert current_rows(conn, tables.corporate_actions) == [] and current_rows(conn, tables.eod_prices) == []
+    accepted = cli("import", str(folder), "--accept-action", "ABC:2024-03-06")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "does not explain the close (55.2 -> 55.5" in accepted.stdout
+    with service_engine(settings).connect() as conn:
+        (split,) = current_rows(conn, tables.corporate_actions)
+    assert split["symbol"] == "ABC" and split["amount"] == pytest.approx(55.2 * 2 / (55.2 + 10))
+
+
+@ON_SQLITE_ONLY
+def test_an_unadjusted_rights_issue_imports_as_before(settings, tmp_path: Path) -> None:
+    """The rights issue above on prices that are not adjusted for it (the close falls from
+    100.4 to about its theoretical ex-rights price, 55.2) explains its close and is stored,
+    as before: the check refuses only prices that show no move of the adjustment."""
+    from tests.pipeline.test_cli import cli
+
+    folder = tmp_path / "unadjusted"
+    folder.mkdir()
+    days = ["2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07"]
+    closes = [100.0, 100.4, 56.0, 55.1]
+    (folder / "prices.csv").write_text(
+        "symbol,date,close,volume\n" + "".join(f"ABC,{d},{c},1000\n" for d, c in zip(days, closes, strict=True))
+    )
+    (folder / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio,price\nABC,2024-03-06,rights,1 for 1,10\n")
+    imported = cli("import", str(folder))
+    assert imported.returncode == 0, imported.stderr
+    assert "1 read, 1 splits applied" in imported.stdout and "does not explain" not in imported.stdout
