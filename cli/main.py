@@ -262,6 +262,11 @@ def import_files(
         help="SYMBOL:EX_DATE of a split, bonus, rights issue or consolidation to apply as stated though the closes "
         "do not show its ratio (refused otherwise: the prices look already adjusted); repeatable.",
     ),
+    weekdays: str = typer.Option(
+        "Mon-Fri",
+        help="The days of the week the files' market trades, a range (Sun-Thu) or a list (Mon,Tue,Wed,Thu,Fri,Sat): "
+        "a row dated on another day refuses the import (a vendor's dates shifted by a day).",
+    ),
 ) -> None:
     """Import historical end-of-day files; bad rows are listed with file and line."""
     from pathlib import Path
@@ -273,7 +278,7 @@ def import_files(
     fmt = detect_format(Path(path)) if file_format == "auto" else file_format
     source_currency(fmt, currency)  # a --currency that is not three capitals is refused before anything is read
     settings = get_settings()
-    capital = _capital_options(settings, actions, adjust_implied, accept_action)
+    capital = _capital_options(settings, actions, adjust_implied, accept_action, weekdays)
     desk = Desk.from_settings(settings)
     report = desk.import_files(Path(path), fmt, currency=currency, capital=capital)
     if report.rows_inserted or report.rows_changed or report.corporate_actions_inserted:
@@ -285,15 +290,16 @@ def import_files(
 
 
 def _capital_options(
-    settings: Settings, actions: str | None, adjust_implied: bool, accept_action: list[str]
+    settings: Settings, actions: str | None, adjust_implied: bool, accept_action: list[str], weekdays: str
 ) -> CapitalOptions:
-    """The import's capital-change options from its flags and the settings (the market's
-    daily price limit, the delisting rule's sessions); InvalidInputError for an
-    --accept-action that is not SYMBOL:EX_DATE, before anything is read."""
+    """The import's options from its flags and the settings (the market's daily price
+    limit, the delisting rule's sessions); InvalidInputError for an --accept-action that is
+    not SYMBOL:EX_DATE or --weekdays that are not days of the week, before anything is read."""
     from pathlib import Path
 
     from ingest.importers.actions import accepted_actions
     from ingest.importers.files import CapitalOptions
+    from market.clock import session_weekdays
 
     return CapitalOptions(
         Path(actions) if actions else None,
@@ -301,6 +307,7 @@ def _capital_options(
         adjust_implied,
         settings.delist_after_sessions,
         accepted_actions(accept_action),
+        session_weekdays(weekdays),
     )
 
 

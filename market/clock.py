@@ -68,6 +68,33 @@ def _within_supported(value: date, named: str) -> date:
     return value
 
 
+WEEKDAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")  # date.weekday()'s order
+MONDAY_TO_FRIDAY = frozenset(range(5))  # the weekdays this exchange's calendar trades
+
+
+def session_weekdays(text: str) -> frozenset[int]:
+    """The weekdays a market trades (`date.weekday()` numbers), from a range of three-letter
+    names, `Mon-Fri` or `Sun-Thu` (wrapping past Sunday), or a list, `Mon,Wed,Fri` (any
+    case, spaces ignored); InvalidInputError for anything else."""
+    names = {n.lower(): i for i, n in enumerate(WEEKDAY_NAMES)}
+    parts = text.replace(" ", "").lower()
+    try:
+        if "-" in parts:
+            first, last = (names[p] for p in parts.split("-"))
+            return frozenset((first + k) % 7 for k in range((last - first) % 7 + 1))
+        return frozenset(names[p] for p in parts.split(","))
+    except (KeyError, ValueError):
+        raise InvalidInputError(
+            f"weekdays {text!r}: expected a range such as Mon-Fri or Sun-Thu, or a list such as Mon,Tue,Wed,Thu "
+            f"(three-letter names: {', '.join(WEEKDAY_NAMES)})"
+        ) from None
+
+
+def weekdays_text(weekdays: frozenset[int]) -> str:
+    """`weekdays` as three-letter names in the week's order from Monday: 'Mon, Tue, Wed, Thu, Fri'."""
+    return ", ".join(WEEKDAY_NAMES[d] for d in sorted(weekdays))
+
+
 class TradingCalendar:
     """Weekdays minus Jamaican public holidays, minus any extra closures given."""
 
@@ -103,11 +130,11 @@ class TradingCalendar:
         return self._holidays.get(day)
 
     def is_trading_day(self, day: date) -> bool:
-        return day.weekday() < 5 and self.holiday_name(day) is None
+        return day.weekday() in MONDAY_TO_FRIDAY and self.holiday_name(day) is None
 
     def closed_reason(self, day: date) -> str | None:
         """Why the exchange is closed on `day`, or None when it trades."""
-        if day.weekday() >= 5:
+        if day.weekday() not in MONDAY_TO_FRIDAY:
             return f"{day.isoformat()} is a {day.strftime('%A')}"
         name = self.holiday_name(day)
         return f"{day.isoformat()} is a public holiday ({name})" if name else None
@@ -187,19 +214,19 @@ class DatedCalendar(TradingCalendar):
         self.first, self.last = self.dates[0], self.dates[-1]
 
     def holiday_name(self, day: date) -> str | None:
-        if self.first <= day <= self.last and day.weekday() < 5 and day not in self._set:
+        if self.first <= day <= self.last and day.weekday() in MONDAY_TO_FRIDAY and day not in self._set:
             return "No session in the replayed files"
         return None
 
     def is_trading_day(self, day: date) -> bool:
         if self.first <= day <= self.last:
             return day in self._set
-        return day.weekday() < 5
+        return day.weekday() in MONDAY_TO_FRIDAY
 
     def closed_reason(self, day: date) -> str | None:
         if self.is_trading_day(day):
             return None
-        if day.weekday() >= 5:
+        if day.weekday() not in MONDAY_TO_FRIDAY:
             return f"{day.isoformat()} is a {day.strftime('%A')}"
         return f"{day.isoformat()} has no session in the replayed files ({self.first} to {self.last})"
 
@@ -215,7 +242,7 @@ class DatedCalendar(TradingCalendar):
 def _weekdays(start: date, end: date) -> Iterator[date]:
     day = start
     while day <= end:
-        if day.weekday() < 5:
+        if day.weekday() in MONDAY_TO_FRIDAY:
             yield day
         day += timedelta(days=1)
 

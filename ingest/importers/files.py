@@ -23,7 +23,9 @@ append-only, and a 2030 row would list the name from 2030 and date the next repo
 A row dated today is read whatever the hour: the files may be another market's, whose close
 (Nairobi's 15:00 EAT is 07:00 here) the importer does not know, and a nightly import of its
 day would be refused until this exchange's close; an intraday export is the operator's to
-hold back.
+hold back. A row dated on a day of the week the files' market does not trade
+(`CapitalOptions.weekdays`, `--weekdays`, Monday to Friday by default) refuses the import
+before a row is written (`refuse_off_days`): a vendor's dates shifted by a day.
 
 Market indices in the files (`formats.is_index_row`: the NSE's `^NASI`, `^N20I`, FTSE's
 `^FNK15`, a generic file's `^`-prefixed symbols, a row whose name says Index or whose type
@@ -113,7 +115,7 @@ from ingest.importers.formats import (
 )
 from ingest.importers.renames import RENAME, Reuse, Stored, kept_line
 from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, THIN_AROUND, thin_days, unread_rows, untraded_rows
-from market.clock import exchange_date, utc_now
+from market.clock import MONDAY_TO_FRIDAY, WEEKDAY_NAMES, exchange_date, utc_now, weekdays_text
 from market.errors import InvalidInputError
 from market.instruments import infer_instrument_type, instrument_type, is_ordinary
 from market.settings import DELIST_AFTER_SESSIONS, HOME_CURRENCY
@@ -260,6 +262,9 @@ class CapitalOptions:
     adjust_implied: bool = False
     delist_after: int = DELIST_AFTER_SESSIONS
     accepted: frozenset[tuple[str, date]] = frozenset()  # capital changes taken as stated (`refuse_adjusted`)
+    # the weekdays the files' market trades (`marketintel import --weekdays`): a row dated on
+    # another refuses the import (`refuse_off_days`)
+    weekdays: frozenset[int] = MONDAY_TO_FRIDAY
 
 
 def import_path(
@@ -361,6 +366,7 @@ def _first_pass(
     read = [deque(read_known(fmt, file, today)) for file in files]
     first = [item for items in read for item in items if not isinstance(item, Bad)]
     copies = repeated_days([*session_before(engine, first), *first])
+    refuse_off_days(first, copies, capital.weekdays)
     report.repeated_days = describe_repeated(copies)
     # an index's second rows too, kept as a name's are (`_Rows.take`): a level that disagrees is said
     kept, seconds = second_rows(i for i in first if i["trading_date"] not in copies)
@@ -369,6 +375,27 @@ def _first_pass(
     currencies, unstated = row_currencies(i for i in first if not is_index_row(i))
     stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
     return FirstPass(read, copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))
+
+
+def refuse_off_days(rows: list[dict], copies: dict[date, date], weekdays: frozenset[int]) -> None:
+    """InvalidInputError, before a row is written, where a row the import would keep (a
+    price or an index level; a copied day is left out anyway) is dated on a weekday the
+    market does not trade: a vendor's file shifted by a day puts one session a week on a
+    weekend and every other on the wrong day, and was stored unseen (the store keeps every
+    row it is given). The first such row is named, with the two ways out."""
+    off = [r for r in rows if r["trading_date"].weekday() not in weekdays and r["trading_date"] not in copies]
+    if not off:
+        return
+    first = off[0]
+    day = first["trading_date"]
+    days = sorted({r["trading_date"] for r in off})
+    raise InvalidInputError(
+        f"{len(off)} row{'s' if len(off) > 1 else ''} on {len(days)} day{'s' if len(days) > 1 else ''} the market "
+        f"does not trade (it trades {weekdays_text(weekdays)}), the first {first.get('_line', '?')} "
+        f"({first['symbol']} {day.isoformat()}, a {WEEKDAY_NAMES[day.weekday()]}): a vendor's dates shifted by a day "
+        "put a session on a weekend and every other on the wrong day. Correct the file's dates (or remove the "
+        "row), or give the days the market trades with --weekdays (e.g. Sun-Thu); nothing was imported"
+    )
 
 
 def session_before(engine: Engine, rows: list[dict]) -> list[dict]:

@@ -176,15 +176,15 @@ def _market_file(folder: Path, rows: list[tuple[str, date]]) -> Path:
     return folder
 
 
-MISDATED = date(2024, 1, 7)  # a Sunday, in a Monday-to-Friday market
-WEEKDAYS = _weekdays(date(2024, 1, 2), date(2024, 1, 9), {0, 1, 2, 3, 4})
+MISDATED = date(2024, 1, 5)  # a Friday the market did not trade (a holiday); a Sunday's row refuses the import
+WEEKDAYS = [d for d in _weekdays(date(2024, 1, 2), date(2024, 1, 9), {0, 1, 2, 3, 4}) if d != MISDATED]
 
 
 def test_a_misdated_row_adds_no_session_for_the_other_names_and_the_import_names_its_day(
     settings: Settings, tmp_path: Path
 ) -> None:
-    """AAA, BBB and CCC trade every weekday; AAA also has one row dated a Sunday. The import
-    stored a no-trade row for BBB and CCC on that Sunday, flagged nothing: every date with a
+    """AAA, BBB and CCC trade every session; AAA also has one row dated a holiday. The import
+    stored a no-trade row for BBB and CCC on that day, flagged nothing: every date with a
     row was a session. A day with rows of fewer than half the names around it is no session
     for the fill: AAA's row is stored as the file says, no other name gets one, the day is named."""
     rows = [(s, d) for d in WEEKDAYS for s in ("AAA", "BBB", "CCC")] + [("AAA", MISDATED)]
@@ -193,12 +193,12 @@ def test_a_misdated_row_adds_no_session_for_the_other_names_and_the_import_names
     stored = _stored(settings)
     assert sorted(stored.loc[stored["trading_date"] == MISDATED, "symbol"]) == ["AAA"]
     assert report.thin_days == [
-        "2024-01-07: rows of 1 name (AAA) against 3 on the days around it: not taken as a session, no other name "
+        "2024-01-05: rows of 1 name (AAA) against 3 on the days around it: not taken as a session, no other name "
         "was given a no-trade row on it; check the day's rows"
     ]
     result = cli("import", str(_market_file(tmp_path / "again", rows)))
     assert result.returncode == 0, result.stderr
-    assert "thin day 2024-01-07: rows of 1 name (AAA) against 3 on the days around it" in result.stdout
+    assert "thin day 2024-01-05: rows of 1 name (AAA) against 3 on the days around it" in result.stdout
 
 
 def test_the_rule_reads_the_markets_days_not_the_calendars_and_applies_to_the_research_frames(
