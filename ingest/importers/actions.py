@@ -89,7 +89,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -740,7 +740,8 @@ def _implied(beyond: list[LimitMove], splits: list[Split]) -> tuple[tuple[Split,
 def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[list[Split], list[str]]:
     """The file's actions as splits (one per name and ex-date), with a warning for each one
     that has no row on or after its ex-date, cannot be priced (rights) or does not explain
-    the name's close (its delistings and renames are no splits)."""
+    the name's close (its delistings and renames are no splits), and for each delisting
+    whose name trades on after its ex-date (`traded_on`)."""
     closes = _by_symbol(prices)
     factors: dict[tuple[str, date], float] = {}
     warnings = []
@@ -774,7 +775,28 @@ def file_splits(prices: pd.DataFrame, actions: list[CorporateAction]) -> tuple[l
             )
         key = (action.symbol, action.effective)
         factors[key] = factors.get(key, 1.0) * factor
-    return [Split(symbol, day, factor) for (symbol, day), factor in factors.items() if factor != 1.0], warnings
+    splits = [Split(symbol, day, factor) for (symbol, day), factor in factors.items() if factor != 1.0]
+    return splits, warnings + traded_on(prices, actions)
+
+
+def traded_on(prices: pd.DataFrame, actions: list[CorporateAction]) -> list[str]:
+    """A warning for each delisting whose name has rows in the files on or after its
+    ex-date (a wrong ex-date, or another name's rows): the name stays listed while it has
+    rows and is delisted from the day after its last (`files._delisted`), and the import
+    stored both unsaid, the notice's date and price beside the sessions it traded."""
+    closes, out = _by_symbol(prices), []
+    for action in (a for a in actions if a.kind == "DELISTING"):
+        bars = closes.get(action.symbol)
+        after = bars[bars["date"] >= action.ex_date]["date"] if bars is not None else pd.Series(dtype=object)
+        if len(after):
+            first, last = after.iloc[0], after.iloc[-1]
+            out.append(
+                f"{action.where}: {action.text()}: {action.symbol} has {len(after)} row{'s' if len(after) > 1 else ''} "
+                f"on or after the ex-date ({first.isoformat()} to {last.isoformat()}): it stays listed while it has "
+                f"rows and is delisted from the day after its last ({(last + timedelta(days=1)).isoformat()}); "
+                "correct the ex-date, or the rows, if they are wrong"
+            )
+    return out
 
 
 def explains(previous: float, close: float, factor: float) -> bool:

@@ -86,3 +86,24 @@ def test_a_name_whose_rows_stop_for_the_rules_sessions_is_delisted_after_its_las
     (back / "prices.csv").write_text("symbol,date,close,volume\nGONE,2026-02-02,9.00,100\nAAA,2026-02-02,10.0,100\n")
     import_path(engine, back, capital=CapitalOptions(delist_after=5))
     assert _delisted(settings)["GONE"] is None
+
+
+def test_a_delisting_whose_name_trades_on_after_its_ex_date_is_warned(settings: Settings, tmp_path: Path) -> None:
+    """A review's run: the actions file delists OLDCO on 2026-01-13 at 10.50 a share, and the
+    prices trade it to the end of the files (a wrong ex-date, or the wrong name's row). The
+    import stored both and said nothing: OLDCO delisted from the day after its last row, the
+    notice's date and price standing beside twenty sessions of trades. The report says so,
+    naming the row and the rows after it; what is stored is as before."""
+    folder = _prices(tmp_path / "old", {"OLDCO": SESSIONS[-1], "AAA": SESSIONS[-1]})
+    (folder / "corporate_actions.csv").write_text(
+        "symbol,ex_date,kind,ratio,price\nOLDCO,2026-01-13,delisting,,10.50\n"
+    )
+    report = import_path(service_engine(settings), folder)
+    after = [d for d in SESSIONS if d >= date(2026, 1, 13)]
+    assert (
+        f"warning: {folder / 'corporate_actions.csv'}:2: OLDCO 2026-01-13 delisting at 10.5: OLDCO has {len(after)} "
+        f"rows on or after the ex-date ({after[0].isoformat()} to {after[-1].isoformat()}): it stays listed while "
+        f"it has rows and is delisted from the day after its last ({(after[-1] + timedelta(days=1)).isoformat()}); "
+        "correct the ex-date, or the rows, if they are wrong"
+    ) in report.capital_changes
+    assert _delisted(settings) == {"OLDCO": SESSIONS[-1] + timedelta(days=1), "AAA": None}
