@@ -23,6 +23,7 @@ from market.logging import configure_logging
 from market.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from desk import Desk
     from ingest.importers.files import CapitalOptions, ImportReport
     from ingest.simulator.site import SimulatorSite
 
@@ -281,12 +282,38 @@ def import_files(
     capital = _capital_options(settings, actions, adjust_implied, accept_action, weekdays)
     desk = Desk.from_settings(settings)
     report = desk.import_files(Path(path), fmt, currency=currency, capital=capital)
-    if report.rows_inserted or report.rows_changed or report.corporate_actions_inserted:
-        desk.refresh_bars()  # the API's stored bars and indicators for the imported prices and splits
+    refresh_failed = _refresh_after_import(desk, report)
     _echo_import(report, fmt, currency)
+    if refresh_failed:
+        typer.echo(f"warning: {refresh_failed}")
     if report.bad_rows and not report.rows_read and not report.index_levels_inserted:
         raise InvalidInputError(f"no row of {path} could be read: nothing was imported (the bad rows are above)")
     _unread_files(report.unread_files)
+
+
+def _refresh_after_import(desk: Desk, report: ImportReport) -> str | None:
+    """The API's stored bars and indicators brought up to the imported prices and splits;
+    None, or the warning to print when the store failed the refresh (a locked SQLite file).
+    The import is committed by then, so the command reports what it stored and exits 0 with
+    the warning and its fix (`marketintel db rebuild-bars`): what was written is never
+    answered as an error, and a second import, which stores nothing, would not rebuild
+    them (reads compute stale bars in memory until a rebuild or the next write)."""
+    from sqlalchemy.exc import DatabaseError
+
+    from cli.errors import environment_error, stands_on_database
+
+    if not (report.rows_inserted or report.rows_changed or report.corporate_actions_inserted):
+        return None
+    try:
+        desk.refresh_bars()
+    except DatabaseError as exc:
+        if not stands_on_database(exc):
+            raise
+        return (
+            f"the import is stored, but the API's daily bars were not rebuilt ({environment_error(exc)}): "
+            "run `marketintel db rebuild-bars`"
+        )
+    return None
 
 
 def _capital_options(

@@ -446,6 +446,36 @@ def test_import_applies_a_split_from_the_first_row_on_the_new_count(settings: Se
     assert history.pct_change().abs().max() < 0.05  # no +100% then -50%
 
 
+def test_an_import_stored_before_its_bars_failed_says_so_and_exits_0(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import commits, then the store fails the daily bars' refresh (a locked SQLite
+    file): the command reports what it stored, warns with the fix, and exits 0, since what
+    was written is never answered as an error (a second import stores nothing and so would
+    not rebuild them). In process, with the refresh made to fail as a locked store does."""
+    from sqlalchemy.exc import OperationalError
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from desk import Desk
+    from store import tables
+    from store.engine import service_engine
+
+    def locked(self: Desk, every: bool = False) -> int:
+        raise OperationalError("UPDATE daily_bars", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(Desk, "refresh_bars", locked)
+    (tmp_path / "prices.csv").write_text(STALE_EX_DATE)
+    ran = CliRunner().invoke(app, ["import", str(tmp_path / "prices.csv")])
+    assert ran.exit_code == 0, ran.output
+    assert ran.stdout.startswith("ohlcv: 1 files, 10 rows read, 10 inserted"), ran.stdout
+    warning = ran.stdout.strip().splitlines()[-1]
+    assert warning.startswith("warning: the import is stored, but the API's daily bars were not rebuilt"), ran.stdout
+    assert "database is locked" in warning and "marketintel db rebuild-bars" in warning
+    with service_engine(settings).connect() as conn:
+        assert len(conn.execute(tables.eod_prices.select()).fetchall()) == 10
+
+
 def test_follow_up_imports_store_one_split_on_the_first_row_on_the_new_count(
     settings: Settings, tmp_path: Path
 ) -> None:
