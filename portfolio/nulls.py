@@ -362,6 +362,24 @@ def standing(books: int) -> str:
     return ONE_BOOK if books == 1 else FEW if books < FEW_BOOKS else READABLE
 
 
+def percentile_figure(model_percentile: float) -> str:
+    """How every surface prints a percentile: the figure as served (`percentile`: one
+    decimal), its trailing ".0" dropped, never rounded further: 87.5, 95, 33.3. The one rule
+    of the tables' figure (`percentile_words`) and the sentences' ordinal
+    (`percentile_ordinal`), so a paragraph cannot say the 88th where its table prints 87.5."""
+    return f"{model_percentile:g}"
+
+
+def percentile_ordinal(model_percentile: float) -> str:
+    """The percentile as an ordinal in a sentence, of the figure `percentile_figure` prints:
+    "95th", "11th", "87.5th", "33.3rd" (after a decimal point the last digit names the suffix)."""
+    figure = percentile_figure(model_percentile)
+    whole = "." not in figure
+    if whole and 10 <= int(figure) % 100 <= 20:
+        return f"{figure}th"
+    return figure + {"1": "st", "2": "nd", "3": "rd"}.get(figure[-1], "th")
+
+
 def percentile_words(model_percentile: float | None, beats: int, books: int, missing: str = "n/a") -> str:
     """The model's standing in a family of `books` books as a reader can take it (`standing`):
     a family of one book, whether the model beats it or is level with it (not a percentile of
@@ -374,8 +392,8 @@ def percentile_words(model_percentile: float | None, beats: int, books: int, mis
     if reading == ONE_BOOK:  # a tie is half a book below: level, as the reports' sentences say
         return "level" if model_percentile == 50 else f"beats: {'yes' if beats else 'no'}"
     if reading == FEW:
-        return f"{model_percentile:g} (of {books} books: too few to read)"
-    return f"{model_percentile:g}"
+        return f"{percentile_figure(model_percentile)} (of {books} books: too few to read)"
+    return percentile_figure(model_percentile)
 
 
 def served(figures: FamilyFigures, note: str | None = None) -> NullFamily:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from market.contract import declared
 from market.money import Fraction, Money, Price, price_display
-from portfolio.nulls import FEW, MIN_NULL_DAYS, ONE_BOOK, standing
+from portfolio.nulls import FEW, MIN_NULL_DAYS, ONE_BOOK, percentile_ordinal, standing
 
 if TYPE_CHECKING:
     from reports.inputs import NullBooksJson, Staleness
@@ -237,12 +237,6 @@ def ratio(value: Any) -> str:
     return DASH if value is None else fixed(value, 2, signed=True)
 
 
-def ordinal(n: int) -> str:
-    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 100th."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
 def null_percentiles(nulls: NullBooksJson) -> str:
     """Where the replayed model book ranks in each null family, in words: "the 95th
     percentile of the 20 books ranked at random once for the span", "above the book ranked
@@ -264,7 +258,7 @@ def null_percentiles(nulls: NullBooksJson) -> str:
             parts.append(f"level with each of the {books} {named}, day by day (a tie, not a percentile)")
         else:
             few = " (too few books to read)" if standing(books) == FEW else ""
-            parts.append(f"the {ordinal(round(percentile))} percentile of the {books} {named}{few}")
+            parts.append(f"the {percentile_ordinal(percentile)} percentile of the {books} {named}{few}")
     if unranked:
         listed = ", ".join(unranked[:-1]) + (" or " if len(unranked) > 1 else "") + unranked[-1]
         parts.insert(0, f"not ranked against {listed} (no information ratio)")

@@ -249,10 +249,58 @@ def test_a_percentile_over_few_books_is_said_to_be_too_few_to_read() -> None:
     nulls = {"families": {"daily_random": family(3, 33.3, 1), "fixed_random": family(FEW_BOOKS, 95.0, 9)}}
     nulls["families"]["size"] = family(1, 100.0, 1)
     assert null_percentiles(nulls) == (
-        "the 33rd percentile of the 3 books ranked at random afresh each day (too few books to read); "
+        "the 33.3rd percentile of the 3 books ranked at random afresh each day (too few books to read); "
         f"the 95th percentile of the {FEW_BOOKS} books ranked at random once for the span; "
         "above the book ranked by traded value"
     )
+
+
+@ON_SQLITE_ONLY
+def test_a_paragraph_prints_the_percentile_its_table_prints(planted: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reviewer's read: the Briefing's null-books paragraph said "the 88th percentile of the
+    20 books ranked at random once for the span" where the table under it printed 87.5 (and
+    62.5 read the 62nd: Python rounds half to even). Both print the figure the API serves, by
+    one rule (`portfolio.nulls.percentile_figure`), in the Briefing and the Compliance Report."""
+    import dataclasses
+
+    from portfolio import nulls
+
+    figures = nulls.family_figures
+
+    def served_as(family: str, *args: object, **kwargs: object) -> nulls.FamilyFigures:
+        made = figures(family, *args, **kwargs)
+        percentile = {"fixed_random": 87.5, "daily_random": 62.5}.get(family)
+        return dataclasses.replace(made, model_percentile=percentile) if percentile else made
+
+    monkeypatch.setattr(nulls, "family_figures", served_as)
+    engine = service_engine(planted)
+    with engine.connect() as conn:
+        families = ai_track_record(conn, planted.ai_starting_cash, fees=fee_schedule(planted)).nulls.families
+    assert families["fixed_random"].model_percentile == 87.5, "the API serves 87.5"
+    daily = families["daily_random"].books
+    briefing = " ".join(_lines(generate("quant-briefing", engine, planted, default_calendar(), NOW).pdf))
+    compliance = " ".join(_lines(generate("compliance", engine, planted, default_calendar(), NOW).pdf))
+    for said in (briefing, compliance):
+        assert "the 87.5th percentile of the 20 books ranked at random once for the span" in said
+        assert f"the 62.5th percentile of the {daily} books ranked at random afresh each day" in said
+        assert "88th" not in said and "62nd" not in said
+    fixed = families["fixed_random"].information_ratio
+    assert f"20 {ratio(fixed.mean)} ({ratio(fixed.lowest)} to {ratio(fixed.highest)}) - 87.5" in _null_table(planted)
+
+
+def test_a_percentile_reads_as_an_ordinal_of_its_printed_figure() -> None:
+    from portfolio.nulls import percentile_figure, percentile_ordinal
+
+    assert [percentile_figure(p) for p in (87.5, 95.0, 33.3, 100.0, 0.0)] == ["87.5", "95", "33.3", "100", "0"]
+    whole = [percentile_ordinal(p) for p in (1.0, 2.0, 3.0, 11.0, 12.0, 13.0, 21.0, 95.0, 100.0, 0.0)]
+    assert whole == ["1st", "2nd", "3rd", "11th", "12th", "13th", "21st", "95th", "100th", "0th"]
+    assert [percentile_ordinal(p) for p in (87.5, 33.3, 66.7, 57.1, 62.5)] == [
+        "87.5th",
+        "33.3rd",
+        "66.7th",
+        "57.1st",
+        "62.5th",
+    ]
 
 
 def test_the_served_percentile_tells_a_client_to_read_the_beats_over_few_books() -> None:
