@@ -112,14 +112,28 @@ def tick_digits(ticks: Sequence[float], least: int) -> int:
 def _day_axis(axes, days: Sequence[date]) -> None:  # noqa: ANN001
     """A chart's time axis by executed day: from the first day to the last and no further
     (one day: the week around it, not matplotlib's default of years), ticked at whole days
-    (on a short span matplotlib's own locator ticks hours), concisely labelled."""
+    (on a short span matplotlib's own locator ticks hours), concisely labelled, with the
+    span's calendar under it (`span_offset`)."""
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, DayLocator
 
     first, last = (days[0] - timedelta(days=3), days[0] + timedelta(days=3)) if len(days) == 1 else (days[0], days[-1])
     locator = AutoDateLocator(maxticks=7) if (last - first).days > 7 else DayLocator()
+    formatter = ConciseDateFormatter(locator)
+    # matplotlib's offset names the last tick's month ("2026-Dec" under Sep to Dec): the span's instead
+    formatter.get_offset = lambda: span_offset(first, last)
     axes.xaxis.set_major_locator(locator)
-    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    axes.xaxis.set_major_formatter(formatter)
     axes.set_xlim(first, last)
+
+
+def span_offset(first: date, last: date) -> str:
+    """What the time axis's ticks leave out, under them: the month and year of a span within
+    one month ("2026-Dec", whose ticks are days), the year of a span within one year ("2026",
+    whose ticks name the months), both years of a span across a new year ("2025-2026", the
+    ticks naming the new year where it starts)."""
+    if (first.year, first.month) == (last.year, last.month):
+        return first.strftime("%Y-%b")
+    return str(first.year) if first.year == last.year else f"{first.year}-{last.year}"
 
 
 WRITTEN_DOWN_LABEL = "Untraded holdings left out of liquid equity"

@@ -215,3 +215,29 @@ def test_a_count_of_one_reads_singular(settings: Settings, briefing: tuple[list[
     assert f"to {record['last']}, all live, 1 fill. " in prose and "index of 1 instrument, not" in prose
     compliance = _prose(generate("compliance", service_engine(settings), settings, default_calendar(), NOW).pdf)
     assert "The AI portfolio's 1 trade, newest first" in compliance
+
+
+def _offset(figure: Figure) -> str:
+    """The text under a chart's time axis, as drawn."""
+    FigureCanvasAgg(figure).draw()
+    return figure.axes[0].xaxis.get_offset_text().get_text()
+
+
+def test_the_time_axis_names_the_span_it_draws_not_its_last_month() -> None:
+    """A reviewer's read of the demo's Briefing: under the three charts of the AI portfolio's
+    61 days, 2026-09-07 to 2026-12-01, the time axis read "2026-Dec" (matplotlib's offset
+    names the last tick's month), as if the chart were December's. It names the span's year,
+    its month and year where the span is within one month, both years across a new year."""
+    autumn = [date(2026, 9, 7) + timedelta(days=i) for i in range(0, 86)]
+    flat = [0.0] * len(autumn)
+    band = {k: flat for k in ("model", "fixed_random_low", "fixed_random_high", "fixed_random_mean")}
+    drawn = [
+        charts.equity_figure(autumn, [1e7] * len(autumn), [1e7] * len(autumn), 1e7, 480.0),
+        charts.benchmarks_figure(autumn, flat, {"equal_weight_liquid": flat}, flat, 480.0),
+        charts.nulls_figure(autumn, flat, band, 480.0),
+    ]
+    assert [_offset(f) for f in drawn] == ["2026", "2026", "2026"]
+    december = [date(2026, 12, 2) + timedelta(days=i) for i in range(0, 15)]
+    assert _offset(charts.equity_figure(december, [1e7] * 15, [1e7] * 15, 1e7, 480.0)) == "2026-Dec"
+    winter = [date(2026, 11, 20) + timedelta(days=i) for i in range(0, 60)]
+    assert _offset(charts.equity_figure(winter, [1e7] * 60, [1e7] * 60, 1e7, 480.0)) == "2026-2027"
