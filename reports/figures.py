@@ -76,6 +76,7 @@ _MONEY = (
     "fees",
     "limit",
     "amount",
+    "discount",
     "market_value",
     "turnover",
     "adv_20",
@@ -139,15 +140,23 @@ def column_format(name: str) -> Callable[[Any], str] | None:
     key = name.lower()
     if key == "year":  # a calendar year, never a count: 2026, not "2,026"
         return fmt_year
-    if key.endswith(_PERCENT) or key in _PERCENT:
+    if _named(key, _PERCENT):
         return lambda v: fmt_pct(v, 2, fraction=False)
-    if key.endswith(_FRACTION) or key in _FRACTION:
+    if _named(key, _FRACTION):
         return lambda v: fmt_pct(v, 2)
-    if key.endswith(_MONEY) or key in _MONEY:
+    if _named(key, _MONEY):
         return fmt_money
-    if key.endswith(_COUNT) or key in _COUNT:
+    if _named(key, _COUNT):
         return fmt_count
     return None
+
+
+def _named(key: str, names: Sequence[str]) -> bool:
+    """Whether column `key` is one of `names` or ends in one as a word of its own (after "_"
+    or a space): "market_value" is money and "warning_count" a count, but "discount" is no
+    count, "mean" no "n" and "below" no "low" (a money column rounded to whole units as a count)."""
+    words = {n.strip("_") for n in names}
+    return key in words or any(key.endswith((f"_{w}", f" {w}")) for w in words)
 
 
 def styled(frame, formats: dict[str, Callable[[Any], str] | str] | None = None, caption: str | None = None):  # noqa: ANN001, ANN201

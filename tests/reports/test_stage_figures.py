@@ -196,3 +196,22 @@ def test_data_in_a_markdown_cell_is_shown_as_text_not_run() -> None:
     assert pages[1].count("<td>") == 4 and "<td>fallback reason</td>" in pages[1], pages[1]
     assert f"<td>LGE, {SHOWN}</td>" in pages[1], pages[1]
     assert "<code>nse_path</code>" in pages[4], pages[4]  # the author's own Markdown keeps its formatting
+
+
+def test_a_column_is_formatted_by_its_last_word_not_its_last_letters() -> None:
+    """A reviewer's read of the demo's t1_trade notebook: its table of TRAPPED positions
+    printed HLF's discount as 33,077, where the PDF, the API and the notebook's own summary
+    say 33,076.68: "discount" ends in "count", so the money was rounded as a count. A name is
+    matched by its last word ("warning_count", "market_value"), so a "mean" is no "n", a
+    "discount" is money, to the cent."""
+    discounts = [{"symbol": "HLF", "discount": 33076.68}, {"symbol": "KEX", "discount": 149254.65}]
+    html = result({}, {"illiquid_discounts": discounts}).show("illiquid_discounts")._repr_html_()
+    assert "33,076.68" in html and "149,254.65" in html, html
+    import pandas as pd
+
+    from reports.figures import column_format, fmt_count, fmt_money, styled
+
+    shown = styled(pd.DataFrame({"mean": [0.1234], "min": [0.0567], "warning_count": [3], "market_value": [12.5]}))
+    assert ">0.12<" in shown._repr_html_() and ">0.06<" in shown._repr_html_(), "a mean is no count"
+    assert column_format("warning_count") is fmt_count and column_format("market_value") is fmt_money
+    assert column_format("below") is None and column_format("account") is None
