@@ -128,22 +128,39 @@ def _sentiment(market: MarketSection) -> list[Flowable]:
     breadth = market["breadth"]
     if breadth is None:
         return section("Market sentiment", notice(market["unavailable"]))
-    mood = breadth_lead(breadth)
+    first = first_trades(breadth)
     figures = key_figures(
         [
             ("Index change", signed_pct(breadth["index_change_pct"])),
             ("Advancers", str(breadth["advancers"])),
             ("Decliners", str(breadth["decliners"])),
             ("Unchanged (traded firm)", str(breadth["unchanged"])),
+            *([("First trade (no previous close)", str(first))] if first else []),
             ("Did not trade", str(breadth["not_traded"])),
         ]
     )
-    explain = text(
-        f"{mood}: {breadth['advancers']} up, {breadth['decliners']} down, {breadth['unchanged']} unchanged "
-        f"of {breadth['traded']} stocks that traded on {breadth['trading_date']}. {_index_said(breadth)}",
-        SMALL,
-    )
+    explain = text(f"{breadth_said(breadth)} {_index_said(breadth)}", SMALL)
     return section("Market sentiment", figures, explain)
+
+
+def first_trades(breadth: Breadth) -> int:
+    """The names that traded on the day for the first time: no previous close, so neither
+    up, down nor unchanged (views/breadth.py), yet counted among those that traded."""
+    return breadth["traded"] - breadth["advancers"] - breadth["decliners"] - breadth["unchanged"]
+
+
+def breadth_said(breadth: Breadth) -> str:
+    """The day's breadth in a sentence whose counts add up to the stocks that traded (a first
+    trade counted apart), or that none traded: never "level: 0 up, 0 down ... of 0 stocks"."""
+    day, listed = breadth["trading_date"], counted(breadth["instruments"], "listed instrument")
+    if not breadth["traded"]:
+        return f"No stock traded on {day}: none of the {listed} had a trade, so none advanced or declined."
+    first = first_trades(breadth)
+    new = f", {first} trading for the first time (no previous close to compare with)" if first else ""
+    return (
+        f"{breadth_lead(breadth)}: {breadth['advancers']} up, {breadth['decliners']} down, {breadth['unchanged']} "
+        f"unchanged{new} of {counted(breadth['traded'], 'stock')} that traded on {day}."
+    )
 
 
 def _index_said(breadth: Breadth) -> str:

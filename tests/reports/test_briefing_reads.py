@@ -24,9 +24,11 @@ from reports import charts, figures, generate
 from reports.format import pct, signed_pct
 from store import tables
 from store.engine import service_engine
-from tests.api.world import seed_documents, seed_prices
+from store.history import append_history
+from tests.api.world import MONDAY, SYMBOLS, close_of, seed_documents, seed_prices
 from tests.conftest import ON_SQLITE_ONLY
-from tests.portfolio.seed import DAY, days_up_to, seed_predictions
+from tests.portfolio.seed import DAY, days_up_to, price_row, seed_predictions
+from views.bars import refresh_bars
 from views.market import latest_market
 from views.track_record import ai_track_record, ai_track_series
 
@@ -241,3 +243,43 @@ def test_the_time_axis_names_the_span_it_draws_not_its_last_month() -> None:
     assert _offset(charts.equity_figure(december, [1e7] * 15, [1e7] * 15, 1e7, 480.0)) == "2026-Dec"
     winter = [date(2026, 11, 20) + timedelta(days=i) for i in range(0, 60)]
     assert _offset(charts.equity_figure(winter, [1e7] * 60, [1e7] * 60, 1e7, 480.0)) == "2026-2027"
+
+
+def _market_day(settings: Settings, rows: list[dict]) -> str:
+    """The Briefing's Market sentiment, on the world's prices and `rows` stored after them."""
+    engine = service_engine(settings)
+    seed_prices(engine)
+    with engine.begin() as conn:
+        append_history(conn, tables.eod_prices, rows)
+        refresh_bars(conn)
+    prose = _prose(generate("quant-briefing", engine, settings, default_calendar(), NOW + timedelta(days=3)).pdf)
+    return prose[prose.index("Market sentiment") : prose.index("Top AI signals")]
+
+
+@ON_SQLITE_ONLY
+def test_the_breadth_sentence_counts_a_first_trade_and_says_when_nothing_traded(settings: Settings) -> None:
+    """A reviewer's read: on the day a new listing first traded, Market sentiment read "3 up,
+    0 down, 0 unchanged of 4 stocks that traded" (a first trade has no previous close, so it
+    is neither up, down nor unchanged); on a day nothing traded it read "Advancers and
+    decliners were level: 0 up, 0 down, 0 unchanged of 0 stocks that traded". The first
+    trade is counted apart, and a day without a trade says so."""
+    listed = [{"symbol": "NEWCO", "name": "NewCo Ltd", "board": "MAIN", "currency": "JMD", "source": "test"}]
+    with service_engine(settings).begin() as conn:
+        append_history(conn, tables.instruments, listed)
+    traded = [price_row(s, MONDAY, close_of(s, 60), v, None, None) for s, (_, v, _) in SYMBOLS.items() if v] + [
+        price_row("NEWCO", MONDAY, 10.0, 5_000, None, None)
+    ]
+    section = _market_day(settings, traded)
+    moved = sum(int(section.split(f"{label} ")[1].split()[0]) for label in ("Advancers", "Decliners"))
+    unchanged = int(section.split("Unchanged (traded firm) ")[1].split()[0])
+    assert "First trade (no previous close) 1" in section, section
+    assert moved + unchanged + 1 == 4, section
+    assert "1 trading for the first time (no previous close to compare with) of 4 stocks that traded" in section
+
+
+@ON_SQLITE_ONLY
+def test_a_day_nothing_traded_says_so(settings: Settings) -> None:
+    quiet = [price_row(s, MONDAY, close_of(s, 59), 0, None, None) for s in SYMBOLS]
+    section = _market_day(settings, quiet)
+    assert f"No stock traded on {MONDAY.isoformat()}: none of the 4 listed instruments had a trade" in section
+    assert "0 stocks that traded" not in section and "were level" not in section, section
