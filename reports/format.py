@@ -189,7 +189,7 @@ def record_caption(perf: Performance, shown: ModelRecord) -> str:
     line = shown["label"]
     if shown["period_start"]:
         models = f" by {shown['models']} models" if shown["models"] else ""
-        line += f": {shown['period_start']} to {shown['period_end']}, {shown['predictions']:,} predictions{models}."
+        line += f": {shown['period_start']} to {shown['period_end']}, {_with_outcome(shown)}{models}."
     else:  # an empty record: its label, then why it is empty, as the other record's reads
         line += f": {shown['reason']}." if shown.get("reason") else "."
     if perf.get("horizon_days"):
@@ -203,6 +203,17 @@ def record_caption(perf: Performance, shown: ModelRecord) -> str:
     elif other["period_start"]:
         line += f" {other['label']}: {other['period_start']} to {other['period_end']} (GET /api/ai/performance)."
     return line
+
+
+def _with_outcome(shown: ModelRecord) -> str:
+    """ "7,906 predictions with a realised outcome (those made through 2026-11-20)": the
+    record's sample is its predictions whose outcome is known (the API's `predictions`), not
+    every prediction of its period, whose last days' outcomes come later (`evaluated_through`)."""
+    count = f"{counted(shown['predictions'], 'prediction')} with a realised outcome"
+    through = shown.get("evaluated_through")
+    if not through or through == shown["period_end"]:
+        return count
+    return f"{count} (those made through {through})"
 
 
 def backend_line(perf: Performance) -> str:

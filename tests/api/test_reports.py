@@ -288,9 +288,11 @@ def test_reports_show_the_validation_record_while_the_live_one_is_empty_and_say_
     text = " ".join(pdf.text.split())
     perf = api.acme("GET", "/api/ai/performance").json()
     assert perf["live"]["reason"] and perf["validation"]["reason"] is None
+    through = perf["validation"]["evaluated_through"]
+    made = f" (those made through {through})" if through and through != "2026-11-19" else ""
     assert (
         "Validation record (walk-forward, out of sample, before the first live day): 2026-05-05 to 2026-11-19, "
-        "8,260 predictions by 28 models."
+        f"8,260 predictions with a realised outcome{made} by 28 models."
     ) in text
     assert f"Live record (predictions made each trading day, from the first live day): {perf['live']['reason']}" in text
     assert "60.3% 51.1% 3,923" in text and "+0.61% +0.00% 120" in text

@@ -110,3 +110,30 @@ def test_a_figure_a_year_not_annualised_reads_as_a_dash_in_the_research_table() 
     shown = backtest_table({"book": SimpleNamespace(figures=figures)}).data.set_index("figure")["book"]
     assert shown[["annual return", "annual turnover", "calmar"]].tolist() == ["-", "-", "-"]
     assert shown["total return"] == "+1.00%"
+
+
+def test_the_record_caption_counts_the_predictions_with_an_outcome_over_their_span() -> None:
+    """A reviewer's read of the demo: "Validation record ...: 2026-05-14 to 2026-11-30, 7,906
+    predictions by 28 models", where the record holds 8,260 predictions over that span and
+    7,906 is those with a realised outcome (the API's `predictions`), made through 2026-11-20
+    (its `evaluated_through`). The caption says which predictions it counts."""
+    record = {
+        "record": "validation",
+        "label": "Validation record (walk-forward)",
+        "period_start": "2026-05-14",
+        "period_end": "2026-11-30",
+        "evaluated_through": "2026-11-20",
+        "predictions": 7906,
+        "models": 28,
+        "reason": None,
+    }
+    live = {"record": "live", "label": "Live record", "period_start": None, "reason": "no outcome yet"}
+    perf = {"horizon_days": 5, "validation": record, "live": live}
+    assert record_caption(perf, record).startswith(  # type: ignore[arg-type]
+        "Validation record (walk-forward): 2026-05-14 to 2026-11-30, 7,906 predictions with a realised outcome "
+        "(those made through 2026-11-20) by 28 models."
+    )
+    whole = {**record, "evaluated_through": "2026-11-30", "predictions": 1, "models": None}
+    assert record_caption({**perf, "validation": whole}, whole).startswith(  # type: ignore[arg-type]
+        "Validation record (walk-forward): 2026-05-14 to 2026-11-30, 1 prediction with a realised outcome."
+    )
