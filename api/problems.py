@@ -1,9 +1,11 @@
 """RFC 9457 problem details for every non-2xx response.
 
 Domain errors (market/errors.py) map to statuses here and only here, one class each.
-Every problem's `type` is an absolute URI on the service itself, `<base>/problems/<slug>`,
-one per status the API answers; GET on it (no key needed) returns a page saying what the
-problem means and what to do about it (PROBLEM_TYPES below is the one table behind both).
+Every problem's `type` is an absolute URI on the service itself, `<base>/problems/<slug>`, one
+per kind of problem (one per status the API answers, plus `budget-exceeded`); GET on it
+(no key needed) returns a page saying what the problem means and what to do about it.
+Each type has one title, whatever the occurrence (RFC 9457 3.1.3); `detail` says what
+happened this time. PROBLEM_TYPES below is the one table behind the answers and the pages.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import functools
 import html
 import logging
 import uuid
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
@@ -37,103 +40,160 @@ PROBLEM_JSON = "application/problem+json"
 # registered scheme; `APIKey` is FastAPI's (its APIKeyHeader's own 401), the parameter names the header.
 CHALLENGE = {"WWW-Authenticate": f'APIKey header="{api_key_header_name}"'}
 
-STATUS_BY_ERROR: dict[type[errors.MarketIntelError], int] = {
-    errors.InvalidInputError: 422,
-    errors.NotFoundError: 404,
-    errors.ConflictError: 409,
-    errors.NotReadyError: 503,
-    errors.AuthenticationError: 401,
-    errors.PermissionDeniedError: 403,
-    errors.PayloadTooLargeError: 413,
-    errors.UnsupportedMediaTypeError: 415,
-    errors.RateLimitedError: 429,
-}
-
-
 PROBLEMS_PATH = "/problems"
-# status: (slug, what it means, what to do)
-PROBLEM_TYPES: dict[int, tuple[str, str, str]] = {
-    400: (
+
+
+@dataclass(frozen=True)
+class ProblemType:
+    """One kind of problem: its page's slug, its status, and its title (RFC 9457 3.1.3: the
+    same for every occurrence; what this occurrence is goes in `detail`), what it means and
+    what to do about it. The one table behind the answers, the pages and docs/errors.md."""
+
+    slug: str
+    status: int
+    title: str
+    meaning: str
+    remedy: str
+
+    @property
+    def uri(self) -> str:
+        """The path of the type's page on the service."""
+        return f"{PROBLEMS_PATH}/{self.slug}"
+
+
+def _type(status: int, slug: str, title: str, meaning: str, remedy: str) -> ProblemType:
+    return ProblemType(slug, status, title, meaning, remedy)
+
+
+# The type of each status the API answers (its title the status's RFC 9110 reason phrase).
+PROBLEM_TYPES: dict[int, ProblemType] = {
+    400: _type(
+        400,
         "bad-request",
+        "Bad Request",
         "The request could not be read (e.g. a body that is not valid JSON).",
         "Send a well-formed request; the detail names what could not be read.",
     ),
-    401: (
+    401: _type(
+        401,
         "unauthenticated",
+        "Unauthorized",
         "No API key was sent, or the key is malformed, unknown, revoked or rotated out.",
         "Send your key in the X-API-Key header (svc-sk- followed by 40 hex digits); ask the operator for a new "
         "key if yours was revoked or rotated.",
     ),
-    403: (
+    403: _type(
+        403,
         "forbidden",
+        "Forbidden",
         "The key is valid but its tier or settings do not allow this (admin-only endpoints, macro "
         "insights for STANDARD keys or with macro access switched off).",
         "Use a key of the tier the detail names, or ask the operator to change your key's tier or switch.",
     ),
-    404: (
+    404: _type(
+        404,
         "not-found",
+        "Not Found",
         "Nothing is stored under what the request names: an unknown symbol, portfolio, suggestion, "
         "key or day, or a path that is not an endpoint.",
         "Check the identifier; GET /api/market/latest lists the symbols, /docs lists the endpoints.",
     ),
-    405: (
+    405: _type(
+        405,
         "method-not-allowed",
+        "Method Not Allowed",
         "The path exists but not with this HTTP method.",
         "Use one of the methods in the response's Allow header.",
     ),
-    409: (
+    409: _type(
+        409,
         "conflict",
+        "Conflict",
         "The request contradicts what is stored: an idempotency key reused with another body, a "
         "suggestion already decided or out of date (the market its plan read moved since: a split, a "
         "dividend, a corrected close), a sale of shares not held, a trade that would overdraw cash.",
         "Read the current state (the detail says what clashed) and send a request that fits it.",
     ),
-    413: (
+    413: _type(
+        413,
         "payload-too-large",
+        "Content Too Large",
         "The body or upload is over the service's limit.",
         "Send a smaller body; the detail gives the limit.",
     ),
-    414: (
+    414: _type(
+        414,
         "uri-too-long",
+        "URI Too Long",
         "The URL is over the service's limit (e.g. a huge GraphQL document sent by GET).",
         "Send long GraphQL documents by POST.",
     ),
-    415: (
+    415: _type(
+        415,
         "unsupported-media-type",
+        "Unsupported Media Type",
         "The body's content type is not one this endpoint reads.",
         "Send application/json, or multipart/form-data with a `file` part for uploads.",
     ),
-    422: (
+    422: _type(
+        422,
         "invalid-input",
+        "Unprocessable Content",
         "A value is outside what the endpoint accepts: a malformed date or amount, a date "
-        "outside the supported range, a field that fails the schema.",
+        "outside the supported range, a field that fails the schema, a trade, cash movement or "
+        "statement line the ledger refuses (the day's price band, the liquidity rails, the cash "
+        "it would leave).",
         "Correct the fields named in the detail (and in `errors` for schema failures).",
     ),
-    429: (
+    429: _type(
+        429,
         "rate-limited",
+        "Too Many Requests",
         "The key (or, without a key, the address) is over its requests per minute, or its "
         "client already has as many uploads being read as it may.",
         "Wait the Retry-After seconds; the RateLimit headers show the budget.",
     ),
-    500: (
+    500: _type(
+        500,
         "internal-error",
+        "Internal Server Error",
         "The service failed in a way it did not expect.",
         "Quote the request_id to the operator; the request may be retried.",
     ),
-    503: (
+    503: _type(
+        503,
         "not-ready",
+        "Service Unavailable",
         "The data asked for is not there yet: the day's delivery, stage or model has not run, or "
         "the database schema is not up to date; or the process is at its limit of uploads being "
         "read.",
         "Retry after the stage named in the detail has run, or after the Retry-After seconds when given.",
     ),
 }
+# A kind of problem of its own within a status (GraphQL's code BUDGET_EXCEEDED, not BAD_USER_INPUT).
+BUDGET_EXCEEDED = _type(
+    422,
+    "budget-exceeded",
+    "Budget Exceeded",
+    "Work on what the request sent (a research note being read, a GraphQL operation) ran past "
+    "its time budget and was stopped; nothing of it was kept.",
+    "Send less at once (a shorter note, fewer fields or writes in one operation).",
+)
+ALL_TYPES: tuple[ProblemType, ...] = (*PROBLEM_TYPES.values(), BUDGET_EXCEEDED)
 
-
-def problem_type(request: Request, status: int) -> str:
-    """The absolute URI of the page that documents `status`'s problem type."""
-    slug = PROBLEM_TYPES.get(status, PROBLEM_TYPES[500])[0]
-    return f"{str(request.base_url).rstrip('/')}{PROBLEMS_PATH}/{slug}"
+# The type of each domain error class (market/errors.py), the most specific class first.
+TYPE_BY_ERROR: dict[type[errors.MarketIntelError], ProblemType] = {
+    errors.BudgetExceededError: BUDGET_EXCEEDED,
+    errors.InvalidInputError: PROBLEM_TYPES[422],
+    errors.NotFoundError: PROBLEM_TYPES[404],
+    errors.ConflictError: PROBLEM_TYPES[409],
+    errors.NotReadyError: PROBLEM_TYPES[503],
+    errors.AuthenticationError: PROBLEM_TYPES[401],
+    errors.PermissionDeniedError: PROBLEM_TYPES[403],
+    errors.PayloadTooLargeError: PROBLEM_TYPES[413],
+    errors.UnsupportedMediaTypeError: PROBLEM_TYPES[415],
+    errors.RateLimitedError: PROBLEM_TYPES[429],
+}
 
 
 def problem(
@@ -141,15 +201,18 @@ def problem(
     status: int,
     detail: str,
     *,
-    title: str | None = None,
+    kind: ProblemType | None = None,
     headers: dict[str, str] | None = None,
     **extra: object,
 ) -> JSONResponse:
+    """The problem+json answer: `kind` (by default the status's type) gives the type URI and
+    the title, `detail` says what happened this time."""
+    kind = kind or PROBLEM_TYPES.get(status, PROBLEM_TYPES[500])
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     body = _encodable(
         {
-            "type": problem_type(request, status),
-            "title": title or HTTPStatus(status).phrase,
+            "type": f"{str(request.base_url).rstrip('/')}{kind.uri}",
+            "title": kind.title,
             "status": status,
             "detail": detail,
             "instance": request.url.path,
@@ -181,11 +244,11 @@ def _encodable(value: Any) -> Any:
 
 def problem_for(request: Request, error: errors.MarketIntelError) -> JSONResponse:
     """The problem response of a domain error (the exception handler and the edge share it)."""
-    status = status_for(error)
-    if status == 500:
+    kind = type_for(error)
+    if kind is None:
         log.exception("unmapped domain error", exc_info=error)
         return problem(request, 500, "internal error; quote the request id to the operator")
-    return problem(request, status, error.detail, title=error.title, headers=error.context.get("headers"))  # type: ignore[arg-type]
+    return problem(request, kind.status, error.detail, kind=kind, headers=error.context.get("headers"))  # type: ignore[arg-type]
 
 
 def unexpected(request: Request, exc: BaseException) -> JSONResponse:
@@ -214,11 +277,13 @@ SCHEMA_BEHIND = "the service's database is not up to date (an upgrade is pending
 SCHEMA_RETRY_SECONDS = 60
 
 
-def status_for(error: errors.MarketIntelError) -> int:
+def type_for(error: errors.MarketIntelError) -> ProblemType | None:
+    """The problem type of a domain error: its nearest class in TYPE_BY_ERROR; None for one
+    the API does not expect (a 500)."""
     for cls in type(error).__mro__:
-        if cls in STATUS_BY_ERROR:
-            return STATUS_BY_ERROR[cls]
-    return 500
+        if cls in TYPE_BY_ERROR:
+            return TYPE_BY_ERROR[cls]
+    return None
 
 
 def _not_json(error: dict) -> str:
@@ -276,16 +341,17 @@ def install_problem_handlers(app: FastAPI, open_paths: tuple[str, ...]) -> None:
     @app.get(PROBLEMS_PATH + "/{slug}", response_class=HTMLResponse, include_in_schema=False)
     def problem_page(slug: str) -> HTMLResponse:
         """The page a problem's `type` URI resolves to (no key needed)."""
-        for status, (known, meaning, remedy) in PROBLEM_TYPES.items():
-            if known == slug:
-                return HTMLResponse(_page(status, slug, meaning, remedy))
+        for kind in ALL_TYPES:
+            if kind.slug == slug:
+                return HTMLResponse(_page(kind))
         raise StarletteHTTPException(404, f"no problem type '{slug[:40]}'; the types are listed at {PROBLEMS_PATH}")
 
     @app.get(PROBLEMS_PATH, response_class=HTMLResponse, include_in_schema=False)
     def problem_index() -> HTMLResponse:
         rows = "".join(
-            f'<li><a href="{PROBLEMS_PATH}/{slug}">{status} {slug}</a>: {html.escape(meaning)}</li>'
-            for status, (slug, meaning, _) in PROBLEM_TYPES.items()
+            f'<li><a href="{kind.uri}">{kind.status} {kind.slug}</a> ({html.escape(kind.title)}): '
+            f"{html.escape(kind.meaning)}</li>"
+            for kind in ALL_TYPES
         )
         return HTMLResponse(
             f"<!doctype html><html lang=en><meta charset=utf-8><title>Problem types</title>"
@@ -355,12 +421,12 @@ def _http_detail(request: Request, exc: StarletteHTTPException, headers: dict[st
     return detail
 
 
-def _page(status: int, slug: str, meaning: str, remedy: str) -> str:
-    title = f"{status} {HTTPStatus(status).phrase}"
+def _page(kind: ProblemType) -> str:
+    title = html.escape(f"{kind.status} {kind.title}")
     return (
         f"<!doctype html><html lang=en><meta charset=utf-8><title>{title}</title>"
-        f"<h1>{title} <small>({slug})</small></h1><p>{html.escape(meaning)}</p>"
-        f"<h2>What to do</h2><p>{html.escape(remedy)}</p>"
+        f"<h1>{title} <small>({kind.slug})</small></h1><p>{html.escape(kind.meaning)}</p>"
+        f"<h2>What to do</h2><p>{html.escape(kind.remedy)}</p>"
         f"<p>The response body is RFC 9457 application/problem+json: <code>detail</code> says what happened "
         f'this time, <code>request_id</code> identifies the request. <a href="{PROBLEMS_PATH}">All problem '
         f"types</a>.</p></html>"

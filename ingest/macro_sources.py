@@ -43,7 +43,7 @@ PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2]|Q[1-4])$")
 
 
 class SourceFormatError(MarketIntelError):
-    title = "Macro source format error"
+    """A macro source answered in a form the reader does not know."""
 
 
 @dataclass(frozen=True)

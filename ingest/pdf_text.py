@@ -47,11 +47,11 @@ def _slots(size: int) -> threading.BoundedSemaphore:
 
 
 class PdfRejected(InvalidInputError):
-    title = "PDF rejected"
+    """A PDF the service does not read (the reason in `detail`)."""
 
 
 class PdfTooLarge(PdfRejected, PayloadTooLargeError):
-    title = "PDF too large"
+    """A PDF over its size limit."""
 
 
 def read_pdf_file(path: Path, max_bytes: int) -> bytes:

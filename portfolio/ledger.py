@@ -55,7 +55,8 @@ CENT = Decimal("0.000001")
 
 
 class TradeRejected(InvalidInputError):
-    title = "Trade rejected"
+    """A trade the ledger refuses (the reason in `detail`): a value it cannot hold, the day's
+    price band, the rails, a sale of shares not held, the cash it would leave."""
 
 
 class UnreplayableTrade(TradeRejected):
@@ -65,9 +66,7 @@ class UnreplayableTrade(TradeRejected):
 
 class CashRejected(TradeRejected):
     """A deposit or withdrawal refused (the balance it would leave); handled as a trade's
-    refusal wherever one is, titled for what it refuses."""
-
-    title = "Cash movement rejected"
+    refusal wherever one is, its detail saying what it refuses."""
 
 
 def latest_executed_day(conn: Connection, portfolio_id: str) -> date | None:

@@ -124,7 +124,7 @@ LEDGER_TITLE = "Account Activity Statement"
 
 
 class StatementRejected(InvalidInputError):
-    title = "Statement rejected"
+    """A statement, or a line of one, that cannot be booked (the reason in `detail`)."""
 
 
 NUMBER = r"-?[\d,]+(?:\.\d+)?"  # a holdings table's figure: none is negative but in a hyphen (refused when booked)

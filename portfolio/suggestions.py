@@ -109,8 +109,6 @@ class PlanMoved(ConflictError):
     client can reject it and trade by hand on the market as it is now, and the next
     morning's plan reads the market as it is then."""
 
-    title = "Suggestion out of date"
-
 
 class SuggestionReason(Rationale, total=False):
     """A suggestion's reason: the plan's rationale for the order, with the day its signals are

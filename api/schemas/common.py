@@ -154,7 +154,7 @@ class Problem(ApiModel):
         json_schema_extra={
             "example": {
                 "type": "http://localhost:8000/problems/not-found",
-                "title": "Not found",
+                "title": "Not Found",
                 "status": 404,
                 "detail": "no instrument 'XYZ'",
                 "instance": "/api/market/symbol/XYZ",

@@ -1,6 +1,7 @@
 """API start-up rules and the error format, over real HTTP on loopback."""
 
 import gc
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from api.app import create_app
-from api.problems import PROBLEM_TYPES
+from api.problems import ALL_TYPES
 from market.errors import ConfigurationError
 from market.settings import Settings
 from pipeline.serving import serve_in_thread as serve
@@ -87,4 +88,13 @@ def test_unknown_paths_and_methods_are_problem_json(settings: Settings) -> None:
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert f"<h1>{status} " in page.text and "What to do" in page.text
     assert unknown_type.status_code == 404
-    assert all(f"/problems/{slug}" in index.text for slug, _, _ in PROBLEM_TYPES.values())
+    assert all(f"/problems/{kind.slug}" in index.text for kind in ALL_TYPES)
+
+
+def test_the_problem_types_table_in_the_docs_is_the_one_the_service_answers() -> None:
+    """docs/errors.md lists every problem type with its status and its one title."""
+    text = (Path(__file__).parents[2] / "docs" / "errors.md").read_text()
+    rows = re.findall(r"^\| (\d{3}) \| `([a-z-]+)` \| ([^|(]+?) ?(?:\(.*\))? \|$", text, re.MULTILINE)
+    assert sorted((int(s), slug, title) for s, slug, title in rows) == sorted(
+        (k.status, k.slug, k.title) for k in ALL_TYPES
+    )

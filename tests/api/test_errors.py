@@ -23,6 +23,32 @@ def test_wrong_method_is_405(api: Api) -> None:
     assert body["title"] == "Method Not Allowed"
 
 
+def test_a_problem_type_has_one_title_whatever_the_occurrence(api: Api) -> None:
+    """RFC 9457 3.1.3: a type's title does not change from occurrence to occurrence. The
+    invalid-input type was titled "Unprocessable Entity" (a schema failure), "Invalid input"
+    (a bad date) or "Trade rejected", not-found "Not Found" (no route) or "Not found" (no
+    symbol); each occurrence now says what happened in its detail, under its type's title,
+    the one its page shows."""
+    occurrences = {
+        "invalid-input": [
+            api.acme("POST", "/api/portfolio/trade", json={"side": "hold", "quantity": -1}),  # the schema
+            api.acme("GET", "/api/market/history/LIQ", params={"start": "2026-13-01"}),  # a date
+            api.acme(
+                "POST", "/api/portfolio/trade", json={"side": "BUY", "symbol": "LIQ", "quantity": 1, "price": "9999"}
+            ),
+            api.acme("POST", "/api/portfolio/cash", json={"amount": "-100000000"}),  # the cash it would leave
+        ],
+        "not-found": [api.acme("GET", "/api/nothing-here"), api.acme("GET", "/api/market/symbol/NOPE")],
+    }
+    for slug, answers in occurrences.items():
+        bodies = [answer.json() for answer in answers]
+        assert {(b["status"], b["type"].rpartition("/")[2]) for b in bodies} == {(bodies[0]["status"], slug)}, bodies
+        assert len({b["title"] for b in bodies}) == 1, [(b["title"], b["detail"]) for b in bodies]
+        assert len({b["detail"] for b in bodies}) == len(bodies), bodies  # what happened, each its own
+        page = api.http.get(f"/problems/{slug}")
+        assert f"{bodies[0]['status']} {bodies[0]['title']}" in page.text, page.text
+
+
 def test_head_answers_every_get_route_as_its_get_does_without_a_body(api: Api) -> None:
     """RFC 9110: a server that answers GET answers HEAD, the GET's status and header
     fields without the content. Every GET operation answered HEAD with a 405."""

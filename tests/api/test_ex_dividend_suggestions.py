@@ -158,7 +158,7 @@ def test_a_close_or_quotes_corrected_after_the_plan_is_a_conflict_that_says_so(s
     assert refused.status_code == 409, refused.text
     problem = refused.json()
     assert refused.headers["content-type"].startswith("application/problem+json"), refused.headers
-    assert problem["title"] == "Suggestion out of date" and said in problem["detail"], problem
+    assert problem["type"].endswith("/problems/conflict") and said in problem["detail"], problem
     assert "reject it" in problem["detail"] and "manual trade" in problem["detail"], problem
     graph = _graph(http, CONFIRM % sell["suggestion_id"])["confirmSuggestion"]
     assert graph["__typename"] == "Conflict" and said in graph["message"], graph
