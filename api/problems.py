@@ -1,7 +1,7 @@
 """RFC 9457 problem details for every non-2xx response.
 
 Domain errors (market/errors.py) map to statuses here and only here, one class each.
-Every problem's `type` is an absolute URI on the service itself, `<base>/problems/<slug>`, one
+Every problem's `type` is a URI reference relative to the service, `/problems/<slug>`, one
 per kind of problem (one per status the API answers, plus `budget-exceeded`); GET on it
 (no key needed) returns a page saying what the problem means and what to do about it.
 Each type has one title, whatever the occurrence (RFC 9457 3.1.3); `detail` says what
@@ -57,7 +57,10 @@ class ProblemType:
 
     @property
     def uri(self) -> str:
-        """The path of the type's page on the service."""
+        """The type's URI: a reference relative to the service (RFC 9457 3.1.1 lets `type` be
+        one; the client resolves it against the URL it asked), the same in every answer. It
+        was built from the request's Host header, so a client naming another host had that
+        host echoed into the answer (and into any cache that stored it)."""
         return f"{PROBLEMS_PATH}/{self.slug}"
 
 
@@ -211,7 +214,7 @@ def problem(
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     body = _encodable(
         {
-            "type": f"{str(request.base_url).rstrip('/')}{kind.uri}",
+            "type": kind.uri,
             "title": kind.title,
             "status": status,
             "detail": detail,

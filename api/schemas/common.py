@@ -153,7 +153,7 @@ class Problem(ApiModel):
         extra="allow",
         json_schema_extra={
             "example": {
-                "type": "http://localhost:8000/problems/not-found",
+                "type": "/problems/not-found",
                 "title": "Not Found",
                 "status": 404,
                 "detail": "no instrument 'XYZ'",
@@ -163,7 +163,10 @@ class Problem(ApiModel):
         },
     )
 
-    type: str = Field(description="URI of the page documenting this problem type (GET it: no key needed).")
+    type: str = Field(
+        description="URI reference, relative to the service, of the page documenting this problem type "
+        "(GET it: no key needed)."
+    )
     title: str
     status: int
     detail: str

@@ -71,7 +71,7 @@ def test_unknown_paths_and_methods_are_problem_json(settings: Settings) -> None:
         # an unknown path is answered after the key check (tests/api/test_trailing_slash.py)
         missing = httpx.get(f"{base}/api/nothing-here", headers={"X-Request-ID": "req-42", "X-API-Key": ADMIN_KEY})
         wrong_method = httpx.post(f"{base}/healthz")
-        pages = {status: httpx.get(r.json()["type"]) for status, r in [(404, missing), (405, wrong_method)]}
+        pages = {status: httpx.get(base + r.json()["type"]) for status, r in [(404, missing), (405, wrong_method)]}
         unknown_type = httpx.get(f"{base}/problems/no-such-problem")
         index = httpx.get(f"{base}/problems")
     assert missing.status_code == 404
@@ -79,10 +79,10 @@ def test_unknown_paths_and_methods_are_problem_json(settings: Settings) -> None:
     body = missing.json()
     assert body["status"] == 404 and body["title"] == "Not Found" and body["instance"] == "/api/nothing-here"
     assert body["request_id"] == "req-42"
-    assert body["type"] == f"{base}/problems/not-found"
+    assert body["type"] == "/problems/not-found"
     assert body["detail"] == "no endpoint at /api/nothing-here; the endpoints are listed at /docs"
     assert wrong_method.status_code == 405
-    assert wrong_method.json()["type"] == f"{base}/problems/method-not-allowed"
+    assert wrong_method.json()["type"] == "/problems/method-not-allowed"
     assert wrong_method.json()["detail"] == "POST is not allowed on /healthz; allowed: GET"
     for status, page in pages.items():  # each type URI resolves, without a key, to the page about it
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")

@@ -177,3 +177,18 @@ def test_a_store_whose_schema_is_behind_answers_503_not_500(unmade_settings: Set
                 answer = http.request(method, path, headers={"X-API-Key": key}, json=body)
                 assert_problem(answer, 503, SCHEMA_BEHIND)
                 assert answer.headers["Retry-After"] == "60"
+
+
+def test_a_problems_type_never_echoes_the_requests_host(api: Api) -> None:
+    """The type URI was built from the request's Host header: a client naming another host
+    (or a cache keyed without it) got that host back inside the answer. It is the type's
+    path on the service, a reference the client resolves against the URL it asked."""
+    for answer in (
+        api.acme("GET", "/api/nothing-here", headers={"Host": "evil.example"}),
+        api.acme("GET", "/api/market/symbol/NOPE", headers={"Host": "evil.example:8443"}),
+        api.call("GET", "/api/portfolio", None, headers={"Host": "evil.example", "X-Forwarded-Host": "evil.example"}),
+    ):
+        body = answer.json()
+        assert "evil" not in answer.text and body["type"].startswith("/problems/"), body
+        page = api.http.get(str(answer.request.url.join(body["type"])))  # resolved against the URL asked
+        assert page.status_code == 200 and "What to do" in page.text, body["type"]
