@@ -395,9 +395,10 @@ def _served(app: FastAPI, scope: Scope) -> bool:
 
 
 def _allowed_methods(app: FastAPI, request: Request) -> str:
-    """Every method some route serves at this path: Starlette's 405 names only the first
+    """Every method some route serves at this path: Starlette's 405 named only the first
     route that matched it (OPTIONS /api/portfolio/cash listed GET, not POST, which a route
-    of its own serves)."""
+    of its own serves), and HEAD where the route answers it as its GET (api/security.py
+    `HeadAsGet`; /graphql does not): a route's `methods` never listed it."""
     methods: set[str] = set()
     for route in app.router.routes:
         match, _ = (
@@ -405,6 +406,8 @@ def _allowed_methods(app: FastAPI, request: Request) -> str:
         )
         if match is not Match.NONE:
             methods |= set(getattr(route, "methods", None) or ())
+            if route.matches({**request.scope, "method": "HEAD"})[0] is Match.FULL:
+                methods.add("HEAD")
     return ", ".join(sorted(methods))
 
 

@@ -527,6 +527,15 @@ class Access(Enum):
     KEY_UNLESS_PUBLIC = "key unless public"  # `report_reader`
 
 
+HEAD_ASKED = "marketintel.head_asked"  # a scope's key: a HEAD answered as its GET (`HeadAsGet`)
+
+
+def asked_head(request: Request) -> bool:
+    """Whether `request` is a HEAD answered as its GET (`HeadAsGet`): a route whose content
+    costs work to make (a PDF report) answers it without making what is not sent."""
+    return bool(request.scope.get(HEAD_ASKED))
+
+
 class HeadAsGet(APIRoute):
     """A route that answers HEAD where it answers GET, as its GET (RFC 9110: a server that
     answers GET answers HEAD): the same handling, status and header fields; the edge drops
@@ -542,7 +551,7 @@ class HeadAsGet(APIRoute):
     def _as_get(self, scope: Scope) -> Scope:
         """A HEAD request's scope as its GET's on a route that answers GET; any other as it is."""
         if scope.get("method") == "HEAD" and "GET" in self.methods:
-            return {**scope, "method": "GET"}
+            return {**scope, "method": "GET", HEAD_ASKED: True}
         return scope
 
 

@@ -1,7 +1,8 @@
 """The two PDF reports, generated on demand from current data (reports/), each a heavy
 request (`Services.run_heavy`): at most `heavy_requests_per_client` of one caller's
 (its key's client; requests without a key together) built at once, the rest queued; one
-whose client has left by its turn is not built. A report is built in a worker process
+whose client has left by its turn is not built. HEAD is answered without building one
+(`_head`). A report is built in a worker process
 (`Services.apart`, the desk's `report_order`), so the server's interpreter is not held
 while it is."""
 
@@ -12,7 +13,7 @@ from fastapi.responses import Response
 
 from api.deps import ReportReaderDep, ServicesDep
 from api.schemas.common import KEYED, problems
-from api.security import KeyCheckedRoute
+from api.security import KeyCheckedRoute, asked_head
 from api.services import Services, heavy_client
 
 router = APIRouter(tags=["reports"], route_class=KeyCheckedRoute)
@@ -37,10 +38,22 @@ def _pdf(kind: str, svc: Services) -> Response:
     )
 
 
+def _head() -> Response:
+    """A HEAD's answer, after the key check and count the GET's takes: the GET's status,
+    content type and caching, no report built and no heavy turn taken. What only the build
+    knows (the length, the filename's market day, the data's digest) is left out, as RFC
+    9110 9.3.2 lets a server do; a HEAD built the whole PDF to send none of it."""
+    response = Response(media_type="application/pdf", headers={"Cache-Control": "no-store"})
+    del response.headers["content-length"]
+    return response
+
+
 @router.get("/api/quant-briefing.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
 async def quant_briefing(request: Request, svc: ServicesDep, caller: ReportReaderDep) -> Response:
     """System performance, market breadth, top signals by Score, the AI portfolio, its
     equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
+    if asked_head(request):
+        return _head()
     return await svc.run_heavy(heavy_client(caller), _pdf, "quant-briefing", svc, gone=request.is_disconnected)
 
 
@@ -49,4 +62,6 @@ async def compliance_report(request: Request, svc: ServicesDep, caller: ReportRe
     """Risk disclosures, model metrics, the AI portfolio's recent trade audit trail,
     regulatory notices and a certification with the data snapshot's SHA-256. Needs a key
     unless `public_reports` is on."""
+    if asked_head(request):
+        return _head()
     return await svc.run_heavy(heavy_client(caller), _pdf, "compliance", svc, gone=request.is_disconnected)

@@ -83,7 +83,7 @@ def test_unknown_paths_and_methods_are_problem_json(settings: Settings) -> None:
     assert body["detail"] == "no endpoint at /api/nothing-here; the endpoints are listed at /docs"
     assert wrong_method.status_code == 405
     assert wrong_method.json()["type"] == "/problems/method-not-allowed"
-    assert wrong_method.json()["detail"] == "POST is not allowed on /healthz; allowed: GET"
+    assert wrong_method.json()["detail"] == "POST is not allowed on /healthz; allowed: GET, HEAD"
     for status, page in pages.items():  # each type URI resolves, without a key, to the page about it
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert f"<h1>{status} " in page.text and "What to do" in page.text

@@ -192,3 +192,32 @@ def test_a_problems_type_never_echoes_the_requests_host(api: Api) -> None:
         assert "evil" not in answer.text and body["type"].startswith("/problems/"), body
         page = api.http.get(str(answer.request.url.join(body["type"])))  # resolved against the URL asked
         assert page.status_code == 200 and "What to do" in page.text, body["type"]
+
+
+def test_head_on_a_report_builds_nothing_and_allow_names_head(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HEAD on a PDF report built the whole report in a heavy turn to send none of it; it now
+    answers from the key check alone (the GET's status, content type and caching), leaving
+    out what only the build knows (length, filename, data digest: RFC 9110 9.3.2). A 405's
+    Allow named GET but not HEAD, which every REST GET route answers; /graphql serves GET and
+    POST only (docs/api.md), so its HEAD is a 405 whose Allow says so."""
+    from api.routers import reports
+
+    built: list[str] = []
+    real = reports._pdf
+    monkeypatch.setattr(reports, "_pdf", lambda kind, svc: built.append(kind) or real(kind, svc))
+    for path in ("/api/quant-briefing.pdf", "/api/compliance-report.pdf"):
+        head = api.acme("HEAD", path)
+        assert (head.status_code, head.content, built) == (200, b"", []), head.headers
+        assert head.headers["content-type"] == "application/pdf" and head.headers.get("content-length") != "0"
+        assert head.headers["cache-control"] == "no-store" and "RateLimit" in head.headers
+        assert api.call("HEAD", path, None).status_code == 401  # the key checked as the GET's is
+    got = api.acme("GET", "/api/quant-briefing.pdf", timeout=120)
+    assert got.content.startswith(b"%PDF") and built == ["quant-briefing"], (got.status_code, built)
+    for method, path, allowed in (
+        ("DELETE", "/api/market/latest", "GET, HEAD"),
+        ("OPTIONS", "/api/portfolio/cash", "GET, HEAD, POST"),
+        ("POST", "/healthz", "GET, HEAD"),
+        ("HEAD", "/graphql", "GET, POST"),
+    ):
+        refused = api.acme(method, path)
+        assert (refused.status_code, refused.headers["allow"]) == (405, allowed), (method, path, refused.headers)

@@ -775,8 +775,8 @@ def test_a_405_names_every_method_the_path_serves(api: Api) -> None:
     POST is served there too (by a route of its own)."""
     for method in ("OPTIONS", "DELETE"):
         response = api.acme(method, "/api/portfolio/cash")
-        assert_problem(response, 405, f"{method} is not allowed", "allowed: GET, POST")
-        assert response.headers["allow"] == "GET, POST"
+        assert_problem(response, 405, f"{method} is not allowed", "allowed: GET, HEAD, POST")
+        assert response.headers["allow"] == "GET, HEAD, POST"
     assert api.admin("PUT", "/api/keys/generate").headers["allow"] == "POST"
     graphql = api.acme("OPTIONS", "/graphql")  # after the key, counted like any request (it was neither)
     assert_problem(graphql, 405, "OPTIONS is not allowed", "allowed: GET, POST")
