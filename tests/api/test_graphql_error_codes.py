@@ -63,3 +63,14 @@ def test_a_read_that_raises_stop_iteration_is_answered_not_left_hanging(
     (error,) = answer["errors"]
     assert error["path"] == ["aiPortfolio"] and error["message"].startswith("Unexpected error")
     assert gql(api, "{ __typename }", api.world.acme_key).status_code == 200
+
+
+def test_each_graphql_error_code_is_one_rest_problem_type() -> None:
+    """A domain error's GraphQL code and its REST problem type name one kind of problem:
+    two errors share a code exactly when they share a type (BUDGET_EXCEEDED is
+    budget-exceeded, not invalid-input's title and type with its own code)."""
+    from api.graphql.limits import CODES
+    from api.problems import type_for
+
+    pairs = {(code, type_for(cls("x")).slug) for cls, code in CODES.items()}  # type: ignore[union-attr]
+    assert len({code for code, _ in pairs}) == len({slug for _, slug in pairs}) == len(pairs), pairs
