@@ -256,6 +256,44 @@ def reference_top_share(reference: pd.DataFrame, name: str) -> float:
     return float((most / known.groupby("date").size()).max())
 
 
+def missing_share(values: np.ndarray) -> float:
+    """The share of `values` that are not a number (the input had no value)."""
+    return float(np.mean(~np.isfinite(values))) if len(values) else 0.0
+
+
+def reference_missing_share(reference: pd.DataFrame, name: str) -> float:
+    """The largest share of the traded names without a value on any day of the reference
+    (a new listing's first weeks lack the windowed inputs); 1.0 without rows."""
+    traded = reference[reference["traded"]]
+    if not len(traded):
+        return 1.0
+    return float(traded[name].isna().groupby(traded["date"]).mean().max())
+
+
+def missing_feed(check: Check, most: float, today: np.ndarray) -> Check:
+    """`check` with the missing-feed rule: a feed that stopped (the input has no value, NaN,
+    for the day's traded names: `today`, their values) leaves nothing for a PSI or a tail
+    share to read, so it is ALERT, with a note saying so, when more than STUCK_SHARE of the
+    traded names have no value and a larger share than on any day of the reference (`most`),
+    on a day with at least STUCK_MIN_NAMES traded names (a thin day says nothing of a feed).
+    The figures keep the day's share either way (`missing_share`)."""
+    share = missing_share(today)
+    gone = len(today) >= STUCK_MIN_NAMES and share > STUCK_SHARE and share > most
+    figures = check.figures | {
+        "missing_share": round(share, 6),
+        "reference_missing_share": round(most, 6),
+        "missing": gone,
+    }
+    if not gone:
+        return replace(check, figures=figures)
+    absent = int(round(share * len(today)))
+    note = (
+        f"missing feed: no value for {absent} of the day's {len(today)} traded names ({share:.0%}; at most "
+        f"{most:.0%} on any day of the validation record); the model read them as missing"
+    )
+    return replace(check, level=ALERT, figures=figures | {"note": note})
+
+
 def stuck_level(most: float, today: np.ndarray) -> tuple[str, float]:
     """A broken feed that gives one value for every name: ALERT when the day's most common
     value covers more than STUCK_SHARE of the traded names (`today`: their values) and more
@@ -283,11 +321,13 @@ class InputReference:
 class ReferenceSummary:
     """What the input checks need of the reference, the same for every monitored day: the
     daily share of names that traded, each market-wide input's daily values, each other
-    input's `InputReference`."""
+    input's `InputReference`, and each input's largest daily share of traded names without
+    a value (`reference_missing_share`)."""
 
     activity: np.ndarray
     wide: dict[str, np.ndarray]
     per_name: dict[str, InputReference]
+    missing: dict[str, float]
 
 
 def reference_summary(reference: pd.DataFrame, t: Thresholds) -> ReferenceSummary:
@@ -308,7 +348,8 @@ def reference_summary(reference: pd.DataFrame, t: Thresholds) -> ReferenceSummar
             reference_top_share(known, name),
             float(known[name].mean()) if len(known) else None,
         )
-    return ReferenceSummary(reference.groupby("date")["traded"].mean().to_numpy(float), daily, per_name)
+    missing = {name: reference_missing_share(reference, name) for name in FEATURE_NAMES}
+    return ReferenceSummary(reference.groupby("date")["traded"].mean().to_numpy(float), daily, per_name, missing)
 
 
 @dataclass(frozen=True)
@@ -337,7 +378,8 @@ def input_checks(
     without trades on a day are left out of both. A per-name input is checked by
     `per_name_check`; a market-wide input (`daily_check`) is compared as a daily series,
     the day's value against the reference's daily values, and so is the share of names
-    that traded (`activity_check`). `cache` keeps what depends on the reference only (a
+    that traded (`activity_check`); an input without a value for most of the day's traded
+    names is ALERT whatever those say (`missing_feed`). `cache` keeps what depends on the reference only (a
     replay over many days passes one)."""
     cache = {} if cache is None else cache
     if "reference" not in cache:
@@ -348,11 +390,10 @@ def input_checks(
     for name in FEATURE_NAMES:
         values = current[name].to_numpy(float)
         if name in summary.wide:
-            checks.append(
-                daily_check(f"input:{name}", summary.wide[name], values[window.on_day & np.isfinite(values)], t)
-            )
+            check = daily_check(f"input:{name}", summary.wide[name], values[window.on_day & np.isfinite(values)], t)
         else:
-            checks.append(per_name_check(name, summary.per_name[name], values, window, t))
+            check = per_name_check(name, summary.per_name[name], values, window, t)
+        checks.append(missing_feed(check, summary.missing[name], values[window.on_day & window.traded]))
     return checks
 
 

@@ -107,3 +107,32 @@ def test_a_day_on_which_one_or_two_names_traded_is_no_stuck_feed() -> None:
     stuck.loc[stuck["date"] == CURRENT_DAYS[-1], "rsi_14"] = 0.5  # three names, one value: a stuck feed
     check = _checks(reference, stuck)["input:rsi_14"]
     assert check.level == ALERT and check.figures["stuck"] is True
+
+
+def test_an_input_whose_feed_stopped_is_alert_not_read_as_stable() -> None:
+    """A feed that stops (layer 1 down, a market-wide series not delivered) leaves the input
+    without a value (NaN) for every traded name: the model reads it down its missing
+    branches, and neither a PSI nor a tail share has anything to read (a PSI of 0, a tail
+    share of 1: "stable"). It is ALERT from its first day, with a note saying why; a new
+    listing's missing windowed inputs (as in the reference) and a thin day are not."""
+    rng = np.random.default_rng(4)
+    reference = _panel(REFERENCE_DAYS, rng)
+    reference.loc[reference["symbol"] == NAMES[0], "volatility_60"] = np.nan  # a new listing, throughout
+    current = _panel(CURRENT_DAYS, rng)
+    last = current["date"] == CURRENT_DAYS[-1]
+    current.loc[last, ["layer1_p_up", "market_breadth"]] = np.nan
+    current.loc[last & current["symbol"].isin(NAMES[:1]), "volatility_60"] = np.nan
+    checks = _checks(reference, current)
+    for name in ("input:layer1_p_up", "input:market_breadth"):
+        assert checks[name].level == ALERT, name
+        assert checks[name].figures["missing"] is True and checks[name].figures["missing_share"] == 1.0
+        assert checks[name].figures["note"] == (
+            "missing feed: no value for 12 of the day's 12 traded names (100%; at most 0% on any day of the "
+            "validation record); the model read them as missing"
+        )
+    listing = checks["input:volatility_60"]
+    assert listing.level == OK and listing.figures["missing"] is False and "note" not in listing.figures
+    thin = _panel(CURRENT_DAYS, rng, traded_on_last=NAMES[:2])
+    thin.loc[thin["date"] == CURRENT_DAYS[-1], "layer1_p_up"] = np.nan
+    check = _checks(reference, thin)["input:layer1_p_up"]
+    assert check.level == OK and check.figures["missing"] is False and check.figures["missing_share"] == 1.0
