@@ -236,6 +236,9 @@ STUCK_SHARE = 0.5  # a feed is stuck when one value covers more than this share 
 # ... read only on a day when at least this many traded names have a value: one name's
 # one value covers 100% of one name, and two names' 50% is no majority either.
 STUCK_MIN_NAMES = 3
+# A market-wide input repeating one value day after day (a news feed that stopped leaves
+# the market sentiment at 0) is read only once the run is at least this many days long.
+FROZEN_MIN_DAYS = 3
 
 
 def top_share(values: np.ndarray) -> float:
@@ -290,6 +293,37 @@ def missing_feed(check: Check, most: float, today: np.ndarray) -> Check:
     note = (
         f"missing feed: no value for {absent} of the day's {len(today)} traded names ({share:.0%}; at most "
         f"{most:.0%} on any day of the validation record); the model read them as missing"
+    )
+    return replace(check, level=ALERT, figures=figures | {"note": note})
+
+
+def runs_of(values: np.ndarray) -> np.ndarray:
+    """The lengths of the runs of consecutive equal values (rounded to 8 decimals) in
+    `values`, in order; a value that is not a number ends a run and is one of its own."""
+    if not len(values):
+        return np.array([], dtype=int)
+    rounded = np.round(np.asarray(values, dtype=float), 8)
+    breaks = np.flatnonzero(~(rounded[1:] == rounded[:-1]))
+    return np.diff(np.concatenate([[-1], breaks, [len(rounded) - 1]]))
+
+
+def frozen_feed(check: Check, daily: np.ndarray, days: np.ndarray) -> Check:
+    """`check` of a market-wide input with the frozen-feed rule: a feed that stops changing
+    (the market sentiment held at 0 when the news stop) shows a value the reference knows
+    well, so its tail share reads "at the median" day after day. ALERT, with a note, when
+    the value of the monitored day (the last of `days`, the window's day values in order)
+    has repeated for at least FROZEN_MIN_DAYS days and longer than any run of one value in
+    the reference's daily values (`daily`). The figures keep both runs (`run_days`,
+    `reference_longest_run`)."""
+    run = int(runs_of(days)[-1]) if len(days) and np.isfinite(days[-1]) else 0
+    longest = int(runs_of(daily).max()) if len(daily) else 0
+    frozen = run >= FROZEN_MIN_DAYS and run > longest
+    figures = check.figures | {"run_days": run, "reference_longest_run": longest, "frozen": frozen}
+    if not frozen:
+        return replace(check, figures=figures)
+    note = (
+        f"frozen feed: the same value ({days[-1]:.6g}) on each of the last {run} trading days, longer than "
+        f"any run of one value in the validation record ({longest} day{'' if longest == 1 else 's'})"
     )
     return replace(check, level=ALERT, figures=figures | {"note": note})
 
@@ -361,26 +395,37 @@ class CurrentWindow:
     traded: np.ndarray
     on_day: np.ndarray
     in_window: dict[int, np.ndarray]
+    days: tuple[Any, ...] = ()
 
     @classmethod
     def of(cls, current: pd.DataFrame, day: date, t: Thresholds) -> CurrentWindow:
         dates = current["date"].to_numpy()
         days = sorted(d for d in set(dates) if d <= day)
         traded = current["traded"].to_numpy(bool)
-        return cls(dates, traded, dates == day, {w: traded & np.isin(dates, days[-w:]) for w in t.windows})
+        in_window = {w: traded & np.isin(dates, days[-w:]) for w in t.windows}
+        return cls(dates, traded, dates == day, in_window, tuple(days))
+
+    def day_values(self, values: np.ndarray) -> np.ndarray:
+        """A market-wide input's value on each of the window's days up to the monitored
+        one, in order: the median of the names' finite values (NaN on a day without any),
+        the value `daily_check` reads on the monitored day."""
+        finite = np.isfinite(values)
+        picked = [values[(self.dates == d) & finite] for d in self.days]
+        return np.array([float(np.median(v)) if len(v) else np.nan for v in picked])
 
 
 def input_checks(
     reference: pd.DataFrame, current: pd.DataFrame, day: date, t: Thresholds, cache: dict[str, Any] | None = None
 ) -> list[Check]:
     """Per-input drift. `reference` and `current`: symbol, date, traded (bool) and the 14
-    inputs, `current` covering at least the longest of `t.windows` up to `day`. Names
-    without trades on a day are left out of both. A per-name input is checked by
-    `per_name_check`; a market-wide input (`daily_check`) is compared as a daily series,
-    the day's value against the reference's daily values, and so is the share of names
-    that traded (`activity_check`); an input without a value for most of the day's traded
-    names is ALERT whatever those say (`missing_feed`). `cache` keeps what depends on the reference only (a
-    replay over many days passes one)."""
+        inputs, `current` covering at least the longest of `t.windows` up to `day`. Names
+        without trades on a day are left out of both. A per-name input is checked by
+        `per_name_check`; a market-wide input (`daily_check`) is compared as a daily series,
+        the day's value against the reference's daily values, and so is the share of names
+        that traded (`activity_check`); an input without a value for most of the day's traded
+        names is ALERT whatever those say (`missing_feed`), and so is a market-wide input whose
+    value has stopped changing (`frozen_feed`). `cache` keeps what depends on the reference only (a
+        replay over many days passes one)."""
     cache = {} if cache is None else cache
     if "reference" not in cache:
         cache["reference"] = reference_summary(reference, t)
@@ -391,6 +436,7 @@ def input_checks(
         values = current[name].to_numpy(float)
         if name in summary.wide:
             check = daily_check(f"input:{name}", summary.wide[name], values[window.on_day & np.isfinite(values)], t)
+            check = frozen_feed(check, summary.wide[name], window.day_values(values))
         else:
             check = per_name_check(name, summary.per_name[name], values, window, t)
         checks.append(missing_feed(check, summary.missing[name], values[window.on_day & window.traded]))

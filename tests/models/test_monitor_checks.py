@@ -136,3 +136,29 @@ def test_an_input_whose_feed_stopped_is_alert_not_read_as_stable() -> None:
     thin.loc[thin["date"] == CURRENT_DAYS[-1], "layer1_p_up"] = np.nan
     check = _checks(reference, thin)["input:layer1_p_up"]
     assert check.level == OK and check.figures["missing"] is False and check.figures["missing_share"] == 1.0
+
+
+def test_a_market_wide_input_that_stopped_changing_is_alert_not_at_the_median() -> None:
+    """A news feed that stops leaves the market sentiment at 0 (features fill "nothing
+    said" with 0), a value the reference knows well: its tail share reads 1.0, "at the
+    median", however many days it lasts. A run of one value longer than any in the
+    reference (and at least FROZEN_MIN_DAYS) is ALERT with a note; a shorter one is not, and
+    an input one value throughout the reference (zero_volume_share_20 here) never is."""
+    rng = np.random.default_rng(5)
+    reference = _panel(REFERENCE_DAYS, rng)
+    daily = reference.groupby("date")["market_breadth"].first().to_numpy()
+    median = float(np.sort(daily)[len(daily) // 2])
+    for run, level in ((2, OK), (monitor.FROZEN_MIN_DAYS, ALERT), (20, ALERT)):
+        current = _panel(CURRENT_DAYS, rng)
+        current.loc[current["date"].isin(CURRENT_DAYS[-run:]), "market_breadth"] = median
+        checks = _checks(reference, current)
+        check = checks["input:market_breadth"]
+        assert check.level == level and check.figures["run_days"] == run, run
+        assert check.figures["reference_longest_run"] == 1 and check.figures["frozen"] is (level == ALERT)
+        if level == ALERT:
+            assert check.figures["note"] == (
+                f"frozen feed: the same value ({median:.6g}) on each of the last {run} trading days, longer than "
+                "any run of one value in the validation record (1 day)"
+            )
+        assert checks["input:zero_volume_share_20"].level == OK
+        assert checks["input:zero_volume_share_20"].figures["frozen"] is False
