@@ -78,7 +78,7 @@ REASONS_EXAMPLE = {
     "base_value": 0.021537,
     "inputs": [
         {"input": "Last day's return", "contribution": -0.184213},
-        {"input": "Close in the day's range", "contribution": 0.093122},
+        {"input": "Volatility, 60 days (daily)", "contribution": 0.093122},
         {"input": "Market breadth", "contribution": 0.041870},
     ],
     "raw_score": -0.040216,

@@ -10,6 +10,7 @@ from pydantic import SecretStr
 from api.app import create_app
 from market.contract import TIMESTAMP_PATTERN, conform, is_timestamp
 from market.settings import Settings
+from models.features import FEATURE_LABELS
 from tests.conftest import ADMIN_KEY
 
 
@@ -87,3 +88,28 @@ def test_every_example_shows_what_a_response_serves(tmp_path) -> None:
         elif isinstance(node, list):
             stack += [(where, value) for value in node]
     assert (unlike, off_pattern) == ([], [])
+
+
+def test_every_example_of_a_predictions_reasons_names_the_14_inputs_and_adds_up(tmp_path) -> None:
+    """A client reads the documented reasons to learn which inputs can appear: the example
+    named "Close in the day's range", an input the model dropped (core14-v4: volatility_60
+    in place of close_location), so the document named an input the model does not have.
+    Every reasons example names inputs by the labels of the 14 (models/features.py) and its
+    base value + the listed contributions + other inputs is its raw score."""
+    settings = Settings(_env_file=None, database_url=f"sqlite:///{tmp_path / 's.db'}", admin_key=SecretStr(ADMIN_KEY))
+    stack: list = [create_app(settings).openapi()]  # the examples of the responses and of the schemas
+    found = []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("reasons"), dict) and "base_value" in node["reasons"]:
+                found.append(node["reasons"])
+            stack += list(node.values())
+        elif isinstance(node, list):
+            stack += node
+    assert found
+    for reasons in found:
+        assert {i["input"] for i in reasons["inputs"]} <= set(FEATURE_LABELS.values()), reasons["inputs"]
+        assert set(reasons["missing_inputs"]) <= set(FEATURE_LABELS.values())
+        listed = reasons["base_value"] + sum(i["contribution"] for i in reasons["inputs"])
+        assert round(listed + reasons["other_inputs"], 6) == reasons["raw_score"]
