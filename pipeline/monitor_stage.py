@@ -28,7 +28,8 @@ from analysis.notify import Notification
 from market.settings import Settings
 from market.text import masked_urls
 from models.monitor import ALERT, Check, Thresholds, overall, persist
-from pipeline.monitor_reads import day_checks
+from pipeline.monitor_reads import day_checks, priced_days
+from pipeline.predict_stages import require_prices
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import append_history, current_rows
@@ -41,6 +42,7 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
     day = ctx.trading_date
     t = Thresholds.of(ctx.settings)
     with ctx.engine.connect() as conn:
+        require_delivered(conn, day)
         checks, context = day_checks(conn, day, t, cache_dir=ctx.settings.models_dir / "monitor")
         checks = persist(checks, stored_levels(conn, day), t, day)
     alerts = [alert_notification(c, day) for c in checks if c.state == ALERT]
@@ -97,6 +99,19 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
             ]
         },
     )
+
+
+def require_delivered(conn: Connection, day: date) -> None:
+    """NotReadyError, as t1_features and t1_predict refuse it (`require_prices`), for a day
+    after the store's first price without closes of its own (T0 has not delivered it): its
+    checks would read only earlier days (every market-wide and activity check OK, nothing on
+    the day to read) and, stored as that day's, make it the monitor's latest day, so the
+    predicted days before it that were never monitored would no longer count as behind. A
+    day before the first price keeps its checks, each noting NO_PRICED_DAYS (a re-run of an
+    early day)."""
+    latest = priced_days(conn, day, 1)
+    if latest and latest[-1] != day:
+        require_prices(conn, day)
 
 
 def row(check: Check, day: date) -> dict[str, Any]:

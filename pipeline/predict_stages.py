@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 HORIZON_DAYS = HORIZON  # the label's holding horizon (models/decisions.py)
 
 
-def _require_prices(conn: Connection, day: date) -> None:
+def require_prices(conn: Connection, day: date) -> None:
     """NotReadyError for a day without stored closes: T0 has not delivered it (or failed),
     and a T1 stage run on it would report SUCCEEDED for 0 instruments."""
     c = tables.eod_prices.c
@@ -37,7 +37,7 @@ def _require_prices(conn: Connection, day: date) -> None:
 def run_features(ctx: StageContext) -> StageOutcome:
     backend = load_layer1(ctx.settings.foundation_model, ctx.settings.foundation_model_offline)
     with ctx.transaction() as conn:
-        _require_prices(conn, ctx.trading_date)
+        require_prices(conn, ctx.trading_date)
         panel = feature_rows(conn, ctx.trading_date, backend, HORIZON_DAYS)
         written = store_features(conn, panel, ctx.trading_date)
         bars = refresh_bars(conn)  # the API's daily bars and indicators, if T0's refresh has not built them
@@ -57,7 +57,7 @@ def run_features(ctx: StageContext) -> StageOutcome:
 def run_predict(ctx: StageContext) -> StageOutcome:
     backend = load_layer1(ctx.settings.foundation_model, ctx.settings.foundation_model_offline)
     with ctx.transaction() as conn:
-        _require_prices(conn, ctx.trading_date)
+        require_prices(conn, ctx.trading_date)
         result = score_day(conn, ctx.settings, ctx.trading_date, ctx.calendar, backend, HORIZON_DAYS)
     day = result.predictions.sort_values("score", ascending=False)
     metrics = result.track_record.get("metrics", {})

@@ -24,6 +24,7 @@ from api.graphql.types.model_performance import ModelPerformance
 from api.schemas.portfolio import Performance
 from cli.main import app as app_cli
 from market.clock import default_calendar
+from market.errors import StageFailedError
 from market.settings import Settings
 from models import monitor
 from models.decisions import HORIZON
@@ -40,7 +41,7 @@ from store.history import append_history, current_rows
 from tests.conftest import migrated_copy
 from tests.pipeline.test_analysis_and_notify import SECRET, Receiver
 from tests.reports.pdf import read
-from views.performance import performance
+from views.performance import monitor_state, performance
 
 CAL = default_calendar()
 FIRST_LIVE = date(2026, 11, 2)
@@ -399,3 +400,26 @@ def test_the_health_stage_says_how_many_predicted_days_the_monitor_has_not_seen(
     assert health["model_monitor"] is None
     assert health["model_monitor_unmonitored_days"] == 1
     assert health["model_monitor_latest_predicted"] == LIVE[0].isoformat()
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_day_t0_has_not_delivered_is_refused_not_monitored_on_earlier_days(settings: Settings) -> None:
+    """An adversarial run: `stage run t1_monitor` for a trading day whose closes T0 has not
+    delivered wrote a full day of checks read off the earlier days (every market-wide
+    and activity check OK: nothing on the day to read), as that day's. It became the
+    monitor's latest day, so a predicted day before it that was never monitored no longer
+    counted as behind (`unmonitored_days` 0, `marketintel monitor --check` exit 0). The day
+    is refused as t1_features refuses it, and nothing is written."""
+    _t1(LIVE[0], settings)
+    for stage in ("t1_features", "t1_predict"):
+        run_stage(stage, LIVE[1], settings=settings)  # predicted, not monitored
+    missing = CAL.next_trading_day(LIVE[-1])
+    with service_engine(settings).connect() as conn:
+        assert monitor_reads.priced_days(conn, missing, 1) == [LIVE[-1]]  # the store's latest priced day is before it
+    with pytest.raises(StageFailedError, match=f"no closes are stored for {missing.isoformat()}: T0 has not"):
+        run_stage("t1_monitor", missing, settings=settings)
+    with service_engine(settings).connect() as conn:
+        state = monitor_state(conn)
+        assert not current_rows(conn, tables.monitor_checks, where=[tables.monitor_checks.c.trading_date == missing])
+    assert state["trading_date"] == LIVE[0] and state["unmonitored_days"] == 1
+    assert CliRunner().invoke(app_cli, ["monitor", "--check"]).exit_code == 2  # behind: a cron job hears it
