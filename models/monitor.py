@@ -514,7 +514,8 @@ def per_name_check(name: str, ref: InputReference, values: np.ndarray, window: C
     deciding = max(levels, key=lambda w: (SEVERITY[levels[w].level], levels[w].figure / levels[w].alert, w))
     shown = levels[deciding]
     finite = np.isfinite(values)
-    stuck, share = stuck_level(ref.top_share, values[window.on_day & window.traded & finite])
+    today = values[window.on_day & window.traded & finite]
+    stuck, share = stuck_level(ref.top_share, today)
     level = ALERT if stuck == ALERT else max((x.level for x in levels.values()), key=SEVERITY.__getitem__)
     current = values[window.in_window[t.window_days] & finite]
     figures = {
@@ -539,7 +540,7 @@ def per_name_check(name: str, ref: InputReference, values: np.ndarray, window: C
         "current_mean": round(float(current.mean()), 6) if len(current) else None,
         "reference_mean": None if ref.mean is None else round(ref.mean, 6),
     }
-    return Check(
+    check = Check(
         f"input:{name}",
         "input_drift",
         level,
@@ -548,6 +549,23 @@ def per_name_check(name: str, ref: InputReference, values: np.ndarray, window: C
         round(shown.alert, 6),
         figures,
     )
+    return stuck_note(check, today)
+
+
+def stuck_note(check: Check, today: np.ndarray) -> Check:
+    """A check ALERT for a stuck feed (`figures.stuck`) with a note that says so: its figure
+    is the PSI, read against thresholds it may well not pass, so its reading alone ("0.01:
+    WATCH above 0.1, ALERT above 0.25; level ALERT") would not say why. `today`: the day's
+    traded names' values."""
+    if not check.figures.get("stuck"):
+        return check
+    values, counts = np.unique(np.round(today, 8), return_counts=True)
+    share, most = check.figures["top_value_share"], check.figures["reference_top_value_share"]
+    note = (
+        f"stuck feed: one value ({values[counts.argmax()]:.6g}) for {int(counts.max())} of the day's {len(today)} "
+        f"traded names ({share:.0%}; at most {most:.0%} on any day of the validation record)"
+    )
+    return replace(check, figures=check.figures | {"note": note})
 
 
 def score_check(reference: pd.DataFrame, current: np.ndarray, days: int, t: Thresholds) -> Check:

@@ -162,3 +162,21 @@ def test_a_market_wide_input_that_stopped_changing_is_alert_not_at_the_median() 
             )
         assert checks["input:zero_volume_share_20"].level == OK
         assert checks["input:zero_volume_share_20"].figures["frozen"] is False
+
+
+def test_a_stuck_feed_says_so_in_its_note_not_only_in_its_figures() -> None:
+    """A stuck feed is ALERT whatever its PSI says, so its reading ("0.0: WATCH above 0.1,
+    ALERT above 0.25; level ALERT", what the API, the CLI and the reports show without a
+    note) contradicted its level: the note names the stuck value and its share."""
+    rng = np.random.default_rng(6)
+    reference = _panel(REFERENCE_DAYS, rng)
+    current = _panel(CURRENT_DAYS, rng)
+    current.loc[current["date"] == CURRENT_DAYS[-1], "layer1_p_up"] = 0.5
+    checks = _checks(reference, current)
+    stuck = checks["input:layer1_p_up"]
+    assert stuck.level == ALERT and stuck.figures["stuck"] is True and stuck.figure < stuck.alert_threshold
+    assert stuck.figures["note"] == (
+        "stuck feed: one value (0.5) for 12 of the day's 12 traded names (100%; at most 8% on any day of the "
+        "validation record)"
+    )
+    assert "note" not in checks["input:rsi_14"].figures
