@@ -159,8 +159,22 @@ class Series:
         self.rows = rows
 
     def back(self, steps: int) -> Observation | None:
-        """The release `steps` periods before the latest (0: the latest)."""
-        return self.rows[self.periods[-1 - steps]] if len(self.periods) > steps else None
+        """The release of the period `steps` months (a quarterly series: quarters) before
+        the latest (0: the latest), None when that period is not known. By the calendar,
+        not by the periods listed: a period the source never published (a skipped survey)
+        would otherwise make "six months before" the seventh, and a reading's "in six
+        months" false; such a parameter is left out, naming its missing input."""
+        return self.rows.get(shifted(self.periods[-1], steps)) if self.periods else None
+
+
+def shifted(period: str, steps: int) -> str:
+    """The period `steps` periods before `period` (`YYYY-MM`, or `YYYY-Qn`: quarters)."""
+    year, part = period.split("-")
+    if part.startswith("Q"):
+        index = int(year) * 4 + int(part[1:]) - 1 - steps
+        return f"{index // 4}-Q{index % 4 + 1}"
+    index = int(year) * 12 + int(part) - 1 - steps
+    return f"{index // 12}-{index % 12 + 1:02d}"
 
 
 def latest_releases(observations: Iterable[Observation]) -> dict[tuple[str, str, str], Observation]:

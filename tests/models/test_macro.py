@@ -212,3 +212,34 @@ def test_a_release_corrected_in_place_leaves_what_a_past_date_read_served(settin
     assert served(date(2026, 11, 24)) == 5409.7  # the correction was not known yet
     assert served(date(2026, 11, 25)) == 5909.7  # known by the end of that day in Kingston
     assert served(None) == 5909.7
+
+
+def _released(code: str, source: str, values: dict[str, float]) -> list[macro_model.Observation]:
+    return [
+        macro_model.Observation(i, source, code, period, value, date(2026, 10, 1))
+        for i, (period, value) in enumerate(values.items())
+    ]
+
+
+def test_a_change_over_six_months_or_a_year_reads_those_periods_not_the_sixth_one_listed() -> None:
+    """A month the source never published (a survey skipped, a series with a gap) shifted
+    every earlier period by one: "the policy rate moved +1.00 pp in six months" read the rate
+    of seven months before, and "broad money grew 8.0% in a year" thirteen months. The
+    input is the period that many months (quarters) before the latest; where that period
+    is not published the parameter is not stored and its missing input is named."""
+    months = [f"2025-{m:02d}" for m in range(1, 13)] + [f"2026-{m:02d}" for m in range(1, 10)]
+    rate = {p: 7.0 + 0.25 * i for i, p in enumerate(months) if p != "2026-05"}  # 2026-05 never published
+    m2 = {p: 1000.0 + 10 * i for i, p in enumerate(months)}
+    observations = _released("POLICY_RATE", "BOJ", rate) + _released("M2", "BOJ", m2)
+    rows, missing = macro_model.parameters(observations, date(2026, 11, 2))
+    (regime,) = [r for r in rows if r.parameter == "rates_regime"]
+    assert regime.inputs["policy_rate"]["period"] == "2026-09"
+    assert regime.inputs["policy_rate_6m_before"]["period"] == "2026-03"
+    assert regime.inputs["m2_12m_before"]["period"] == "2025-09"
+    assert "moved +1.50 pp in six months" in regime.reading
+    gap = {p: v for p, v in rate.items() if p != "2026-03"}  # the month six before the latest is not out
+    rows, missing = macro_model.parameters(
+        _released("POLICY_RATE", "BOJ", gap) + _released("M2", "BOJ", m2), date(2026, 11, 2)
+    )
+    assert "rates_regime" not in {r.parameter for r in rows}
+    assert missing["rates_regime"] == ["policy_rate_6m_before"]
