@@ -607,7 +607,7 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
     price, fees = Decimal(request.price).quantize(CENT), Decimal(request.fees)
     if fees.is_finite():
         fees = to_cents(fees)  # money moved is stored in cents (market/money.to_cents)
-    if not price.is_finite() or price <= 0:
+    if not price.is_finite() or price < 0 or (price == 0 and not written_off(request.side, request.origin)):
         raise TradeRejected(f"price must be positive, not {request.price}")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
@@ -618,6 +618,14 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
         except InvalidInputError as error:
             raise TradeRejected(error.detail) from None
     return price, fees
+
+
+def written_off(side: str, origin: str) -> bool:
+    """Whether a trade of `side` and `origin` may be priced at 0: only a statement sync's
+    sale, the holding of a name delisted with nothing paid to its holders leaving the book
+    (portfolio/statements.py `_drop_price`; sql 0029). Replayed like any sale, it realises
+    its whole cost basis as a loss and, booked moving no cash, moves none."""
+    return side == "SELL" and origin == "STATEMENT_SYNC"
 
 
 def record_trades(conn: Connection, requests: Sequence[TradeRequest], *, moves_cash: bool = True) -> None:

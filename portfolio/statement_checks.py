@@ -39,7 +39,7 @@ from decimal import Decimal
 
 from sqlalchemy import Connection
 
-from portfolio.delisting import Settlement, stored_settlements
+from portfolio.delisting import DelistingRule, stored_notices, stored_settlements
 from store import tables
 from store.history import current_rows
 from store.splits import Split, stored_splits
@@ -62,6 +62,10 @@ class NameRecord:
     # DELISTING action with a positive amount dated after its last bar, up to the day:
     # portfolio/delisting.py `stored_settlements`), None where none does
     settlement: Decimal | None = None
+    # the date of the exchange's DELISTING notice dated after its last bar, up to the day,
+    # with or without an amount (`DelistingRule.notice`): with no `settlement`, holders were
+    # paid nothing for the name (statements._drop_price); None where it has none
+    delisted: date | None = None
 
 
 def name_records(conn: Connection, symbols: set[str], day: date) -> dict[str, NameRecord]:
@@ -97,23 +101,24 @@ def name_records(conn: Connection, symbols: set[str], day: date) -> dict[str, Na
         )
         for symbol in wanted
     }
-    settlements = stored_settlements(conn, day, wanted)
-    return {
-        symbol: _settled(record, bars_of.get(symbol, []), [s for s in settlements if s.symbol == symbol])
-        for symbol, record in records.items()
-    }
+    rule = DelistingRule(
+        settlements=tuple(stored_settlements(conn, day, wanted)), notices=tuple(stored_notices(conn, day, wanted))
+    )
+    return {symbol: _settled(record, bars_of.get(symbol, []), rule, day) for symbol, record in records.items()}
 
 
-def _settled(record: NameRecord, bars: list[dict], settlements: list[Settlement]) -> NameRecord:
-    """The record with the value per share the exchange pays its holders: the latest
-    settlement dated after the name's last bar (one on or before it is not of this listing:
-    a name that trades again is not settled), as `DelistingRule.notice` reads notices."""
-    last_bar = max((b["trading_date"] for b in bars), default=date.min)
-    after = [s for s in settlements if s.on > last_bar]
+def _settled(record: NameRecord, bars: list[dict], rule: DelistingRule, day: date) -> NameRecord:
+    """The record with the exchange's DELISTING notice of the name dated after its last bar
+    (`DelistingRule.notice`: one on or before it is not of this listing, a name that trades
+    again is not delisted) and the value per share it pays holders: the latest settlement
+    dated after that bar, as the notice."""
+    last_bar = max((b["trading_date"] for b in bars), default=None)
+    delisted = rule.notice(record.symbol, last_bar, day)
+    after = [s for s in rule.settlements if s.symbol == record.symbol and s.on > (last_bar or date.min)]
     if not after:
-        return record
+        return replace(record, delisted=delisted)
     value = Decimal(str(max(after, key=lambda s: s.on).value)).quantize(PRICE_PLACES)
-    return replace(record, settlement=value)
+    return replace(record, settlement=value, delisted=delisted)
 
 
 def _record(symbol: str, bars: list[dict], reports: list[dict], splits: list[Split]) -> NameRecord:

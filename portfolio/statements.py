@@ -1049,24 +1049,32 @@ def _drop_price(side: str, record: NameRecord) -> Decimal | None:
     `NameRecord.settlement`), that value, what the shares the statement no longer holds
     were paid out at, so the realised PnL is the settlement less their cost (booked at the
     last close, the realised PnL of a cash offer of 7.50 on a last close of 6.00 was 1.50 a
-    share short and the statement's cash put it in a RECONCILIATION); else the name's last
+    share short and the statement's cash put it in a RECONCILIATION); for the sale of a
+    name the exchange delisted paying nothing (its notice after the last bar and no
+    settlement, `NameRecord.delisted`), 0: the shares leave the book at nothing, their
+    whole cost basis a realised loss (`ledger.written_off`; booked at the last close, DEAD
+    costing 5,000 showed a realised gain of 1,000 never received); else the name's last
     close on or before the statement's day."""
     if side == "SELL" and record.settlement is not None:
         return record.settlement
+    if side == "SELL" and record.delisted is not None:
+        return Decimal(0).quantize(ledger.CENT)
     return record.last_close
 
 
 def _price_warnings(parsed: ParsedStatement, record: NameRecord, synced: list[HoldingSynced]) -> list[str]:
     """The warnings of the prices a holding's sync booked from the statement: a sale's price
     (the sale that brings the holding to the statement's quantity, not the sale at the
-    book's own average cost of a cost-basis adjustment) and the stated average cost (else
-    a buy's booked price). A stated average cost of 0 or less was no cost basis: said."""
+    book's own average cost of a cost-basis adjustment, nor one the statement prices
+    nowhere: its last close lies in its range, a delisting's value is the exchange's, not
+    the broker's) and the stated average cost (else a buy's booked price). A stated average
+    cost of 0 or less was no cost basis: said."""
     symbol, held = record.symbol, parsed.holdings.get(record.symbol, 0)
     stated = _stated_cost(parsed, symbol)
     said = [
         price_warning(symbol, "SELL", x.price, record, parsed.as_of)
         for x in synced
-        if x.side == "SELL" and x.after == held
+        if x.side == "SELL" and x.after == held and parsed.sale_prices.get(symbol)
     ]
     buys = [x for x in synced if x.side == "BUY"]
     if buys:

@@ -1038,3 +1038,63 @@ def test_an_activity_statement_that_does_not_add_up_on_its_dates_count_is_refuse
     lines = _ledger_lines(ACROSS_THE_SPLIT, "99,480.00", ["LIQ 1,000"], ["LIQ 1,010"])
     said = r"opening holdings and trades give \{'LIQ': 2020\} on the count of the splits in its period"
     _refused(client, text_pdf(lines), said)
+
+
+def _delisted_dead(client, amount: float | None) -> tuple:
+    """The book holds 1,000 DEAD at 5.00 (cost 5,000) and 5,000 cash; DEAD's rows end on
+    11-10 at 6.00 and the exchange delists it on 11-16, paying `amount` a share (None: a
+    notice without one, holders paid nothing)."""
+    engine, settings, portfolio_id = client
+    seed_market(engine, {"DEAD": {"close": 6.0, "volume": 40_000}}, day=date(2026, 11, 10))
+    held = [Holding("DEAD", "Dead Co", 1_000, Decimal("5"), Decimal("6"))]
+    statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 6), held, Decimal("5000"))
+    import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 6, 21, 30, tzinfo=UTC))
+    announce_action(engine, "DEAD", "DELISTING", amount, date(2026, 11, 16), "delisted")
+    return engine, settings, portfolio_id
+
+
+def _reconciliations(engine, portfolio_id) -> list:
+    with engine.connect() as conn:
+        c = tables.cash_entries.c
+        where = [c.portfolio_id == portfolio_id, c.kind == "RECONCILIATION"]
+        return current_rows(conn, tables.cash_entries, where=where)
+
+
+def test_a_worthless_delisted_holding_the_statement_drops_leaves_at_nothing_its_cost_a_loss(client) -> None:
+    """DEAD is delisted with nothing paid to holders; the broker's statement of 11-20 holds
+    no DEAD and the 5,000 cash it held. The sync sold the 1,000 at the last close, 6.00: a
+    realised PnL of +1,000 never received. They leave the book at nothing: the summary's
+    realised PnL is the whole cost basis lost, -5,000, cash and equity the statement's
+    5,000 before and after, and no RECONCILIATION entry."""
+    from views.portfolio import summary
+
+    engine, settings, portfolio_id = _delisted_dead(client, None)
+    with engine.connect() as conn:
+        before = summary(conn, portfolio_id, AS_OF)
+    assert (before["cash"], before["equity"], before["realized_pnl"]) == (5000, 5000, 0)
+    reconciled = _reconciliations(engine, portfolio_id)  # the first statement's 5,000
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [], Decimal("5000"))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert _sold(result, "DEAD") == {"symbol": "DEAD", "side": "SELL", "price": "0.000000"}
+    assert result["warnings"] == []  # the 0 is the exchange's, not a sale price the broker states
+    with engine.connect() as conn:
+        after = summary(conn, portfolio_id, AS_OF)
+    assert (after["cash"], after["equity"], after["realized_pnl"], after["unrealized_pnl"]) == (5000, 5000, -5000, 0)
+    assert _state(engine, portfolio_id)[:2] == ({}, Decimal("5000"))
+    assert _reconciliations(engine, portfolio_id) == reconciled
+
+
+def test_a_worthless_delisted_holding_the_statement_still_lists_is_untouched(client) -> None:
+    """The statement of 11-20 still holds the 1,000 DEAD: nothing is booked for it."""
+    engine, settings, portfolio_id = _delisted_dead(client, None)
+    before = _state(engine, portfolio_id)
+    held = [Holding("DEAD", "Dead Co", 1_000, Decimal("5"), Decimal("6"))]
+    result = import_statement(
+        engine,
+        settings,
+        portfolio_id,
+        holdings_statement("KC-10042", "Acme Ltd", AS_OF, held, Decimal("5000")),
+        now=NOW,
+    )
+    assert [c for c in result["changes"] if c.get("symbol") == "DEAD"] == []
+    assert _state(engine, portfolio_id) == before
