@@ -53,7 +53,11 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-WARMUP, REFERENCE, MONITORED = 30, 250, 250
+# The reference begins once every input has a value: the longest input window is
+# volatility_60's 60 returns (61 closes), so from the 61st day (index 60). With fewer days
+# the reference's first days lack that input for every name: a shorter reference for it,
+# and its missing-feed rule off (the reference's largest missing share 100%).
+WARMUP, REFERENCE, MONITORED = 60, 250, 250
 PRICE_COLUMNS = ["close", "bid", "ask", "high", "low"]
 
 
