@@ -38,6 +38,17 @@ log = logging.getLogger(__name__)
 HISTORY_DAYS = 60  # stored days read back for a breach's persistence and start
 
 
+def _delivered(ctx: StageContext, new: list[Notification]) -> dict[str, Any]:
+    """The notifications' delivery: every undelivered one (an earlier day's too) to the
+    webhook and the day's new ones to Apprise, or, in a preview, nothing sent."""
+    if not ctx.write:
+        skipped = "not sent: preview"
+        return {"webhook": skipped, "delivered": 0, "failed": 0, "waiting": 0, "apprise": skipped}
+    delivery = ctx.desk.deliver_notifications()
+    delivery["apprise"] = send_apprise(ctx.settings, new)
+    return delivery
+
+
 def run_monitor(ctx: StageContext) -> StageOutcome:
     day = ctx.trading_date
     t = Thresholds.of(ctx.settings)
@@ -60,17 +71,7 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
         )
         new = [a for a in alerts if a.notification_id not in known]
         notify.record(conn, new)
-    if ctx.write:
-        delivery = ctx.desk.deliver_notifications()  # every undelivered one, an earlier day's too
-        delivery["apprise"] = send_apprise(ctx.settings, new)
-    else:
-        delivery = {
-            "webhook": "not sent: preview",
-            "delivered": 0,
-            "failed": 0,
-            "waiting": 0,
-            "apprise": "not sent: preview",
-        }
+    delivery = _delivered(ctx, new)
     states = {c.check_name: c.state for c in checks}
     return StageOutcome(
         summary={
