@@ -38,15 +38,12 @@ log = logging.getLogger(__name__)
 HISTORY_DAYS = 60  # stored days read back for a breach's persistence and start
 
 
-def _delivered(ctx: StageContext, new: list[Notification]) -> dict[str, Any]:
-    """The notifications' delivery: every undelivered one (an earlier day's too) to the
-    webhook and the day's new ones to Apprise, or, in a preview, nothing sent."""
-    if not ctx.write:
-        skipped = "not sent: preview"
-        return {"webhook": skipped, "delivered": 0, "failed": 0, "waiting": 0, "apprise": skipped}
-    delivery = ctx.desk.deliver_notifications()
-    delivery["apprise"] = send_apprise(ctx.settings, new)
-    return delivery
+def _unrecorded(conn: Connection, alerts: list[Notification]) -> list[Notification]:
+    """The day's ALERT notifications not stored yet (a re-run of the day records none twice)."""
+    n = tables.notifications.c
+    ids = [a.notification_id for a in alerts]
+    known = {r for (r,) in conn.execute(select(n.notification_id).where(n.notification_id.in_(ids)))} if ids else set()
+    return [a for a in alerts if a.notification_id not in known]
 
 
 def run_monitor(ctx: StageContext) -> StageOutcome:
@@ -64,14 +61,19 @@ def run_monitor(ctx: StageContext) -> StageOutcome:
             [row(c, day) for c in checks],
             scope=[tables.monitor_checks.c.trading_date == day],
         ).inserted
-        n = tables.notifications.c
-        ids = [a.notification_id for a in alerts]
-        known = (
-            {r for (r,) in conn.execute(select(n.notification_id).where(n.notification_id.in_(ids)))} if ids else set()
-        )
-        new = [a for a in alerts if a.notification_id not in known]
+        new = _unrecorded(conn, alerts)
         notify.record(conn, new)
-    delivery = _delivered(ctx, new)
+    if ctx.write:
+        delivery = ctx.desk.deliver_notifications()  # every undelivered one, an earlier day's too
+        delivery["apprise"] = send_apprise(ctx.settings, new)
+    else:
+        delivery = {
+            "webhook": "not sent: preview",
+            "delivered": 0,
+            "failed": 0,
+            "waiting": 0,
+            "apprise": "not sent: preview",
+        }
     states = {c.check_name: c.state for c in checks}
     return StageOutcome(
         summary={
