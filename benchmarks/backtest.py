@@ -101,6 +101,7 @@ import inspect
 import itertools
 import json
 import logging
+import math
 import pickle
 import resource
 import sys
@@ -612,12 +613,19 @@ def market_said(args: argparse.Namespace, fees, currencies: list[str]) -> tuple[
 
 
 def delisting_rule(args: argparse.Namespace, capital):
-    """--delist-after and --delisted-value, with the corporate-actions file's delistings as
-    the values they give (portfolio/delisting.py Settlement)."""
-    from portfolio.delisting import DelistingRule, Settlement
+    """--delist-after and --delisted-value, with the corporate-actions file's delistings read
+    as the store's DELISTING notices are (portfolio/delisting.py `stored_rule`): each row a
+    notice that delists the name from its date (one dated after its last row), and a row
+    with a positive price the value per share it gives (a `Settlement`; blank or 0, nothing),
+    so a backtest writes a name off on the day the live book and the null books do."""
+    from portfolio.delisting import DelistingRule, Notice, Settlement
 
-    settled = [Settlement(a.symbol, a.ex_date, a.price or 0.0) for a in capital.settlements]
-    return DelistingRule(args.delist_after, args.delisted_value, tuple(settled))
+    rows = capital.settlements
+    settled = [
+        Settlement(a.symbol, a.ex_date, a.price) for a in rows if a.price and math.isfinite(a.price) and a.price > 0
+    ]
+    notices = [Notice(a.symbol, a.ex_date) for a in rows]
+    return DelistingRule(args.delist_after, args.delisted_value, tuple(settled), tuple(notices))
 
 
 def main() -> None:

@@ -444,3 +444,37 @@ def test_the_days_replayed_are_printed_beside_the_span_asked_for(
     line = f"replayed {DAYS[30]} to {DAYS[-1]} (asked {DAYS[30]} to 2026-06-30), {len(DAYS) - 30} sessions"
     assert line in out.splitlines()
     assert (last["replayed_from"], last["replayed_to"], last["to"]) == (str(DAYS[30]), str(DAYS[-1]), "2026-06-30")
+
+
+@pytest.mark.parametrize("price", ["5.0", ""])
+def test_a_delisting_row_of_the_actions_file_delists_the_name_from_its_date(
+    price: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The corporate-actions file says GONE was delisted on the session after its last row
+    (at 5.00 a share, or with no price: nothing). The backtest read the row as a value only:
+    it carried GONE at its last close (TRAPPED, one of the book's slots) until the gap reached
+    the rule's sessions, as if no notice had come, while the live book and the track record's
+    null books delist a name from the exchange's notice; a row without a price gave a value of
+    0.00 "a corporate action gives". The row is now the notice it is, in every book of the run."""
+    folder = planted_files(tmp_path / "market")
+    actions = folder / "corporate_actions.csv"
+    lines = actions.read_text().splitlines()
+    rows = [lines[0] + ",price", *(f"{line}," for line in lines[1:]), f"GONE,{DAYS[GONE_AFTER]},delisting,,,{price}"]
+    actions.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1]), "--no-nulls"]
+    monkeypatch.setattr(sys, "argv", argv + ["--delist-after", "30"])
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    for run in ("default_brokerage", "gross_of_costs", "retail_brokerage"):
+        figures = last["runs"][run]["delisting"]
+        (episode,) = figures["episodes"]
+        assert (episode["last_row"], episode["delisted_on"]) == (str(DAYS[GONE_AFTER - 1]), str(DAYS[GONE_AFTER]))
+        assert figures["position_days"] == len(DAYS) - GONE_AFTER
+        worth = episode["quantity"] * float(price or 0)
+        assert figures["value_at_end"]["nothing"] == pytest.approx(worth, abs=0.01)
+    assert (
+        f"    GONE: {episode['quantity']:,} shares, last row {DAYS[GONE_AFTER - 1]}, delisted {DAYS[GONE_AFTER]}" in out
+    )
