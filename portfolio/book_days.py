@@ -211,7 +211,7 @@ class BookDays:
             if position.quantity <= 0 or last is None or last >= day:
                 continue
             after = [*self.dates[bisect_right(self.dates, last) :], day]
-            if rule.delisted_on(after, rule.notice(symbol, last, day)) is not None:
+            if rule.delisted_on(after, rule.notice(symbol, last, day, after[0])) is not None:
                 settled = rule.settlement(symbol, day)
                 prices[symbol] = closes[symbol] if rule.reading == LAST_CLOSE else settled or 0.0
         return prices

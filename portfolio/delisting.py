@@ -7,7 +7,8 @@ portfolio shows (views/valuation.py `portfolio_view`).
 the backtest's `--delist-after`): a held name with no row for that many sessions is
 delisted from the session on which the gap reached the count (`Absence.delisted_on`); in
 the store, the exchange's DELISTING notice dated after the name's last row delists it from
-the notice's date, whatever the count (`DelistingRule.notices`, `stored_rule`). A
+the notice's date, whatever the count (`DelistingRule.notices`, `stored_rule`), and one
+dated on the last row itself (its last trading day) from the next session (`DelistingRule.notice`). A
 session is a day on which the market has any row: the backtest's days, the store's dates
 with prices (`stored_sessions`; a replay of the AI book's executed days, the track record's
 null books, counts these, not the days it replays), counted once (`absence`). Before
@@ -115,12 +116,20 @@ class DelistingRule:
         known = [s for s in self.settlements if s.symbol == symbol and s.on <= day]
         return max(known, key=lambda s: s.on).value if known else None
 
-    def notice(self, symbol: str, last_row: date | None, day: date) -> date | None:
-        """The date of the latest DELISTING notice of `symbol` after its `last_row` (None:
-        never priced) and on or before `day`: a notice on or before the last row is not one
-        (a row since is a name trading again: a ticker reused)."""
+    def notice(self, symbol: str, last_row: date | None, day: date, first_without: date | None = None) -> date | None:
+        """The date the exchange's DELISTING notice of `symbol` delists it from, as known on
+        `day`: the latest notice after its `last_row` (None: never priced) and on or before
+        `day`; else a notice dated on the last row itself (the name's last trading day: T0
+        stores a notice under the session it came with, and the importer reads such a row as
+        delisting the name from the day after its last) delists it from `first_without`, the
+        first session after that row, where given and on or before `day`. A notice before
+        the last row is not one (a row since is a name trading again: a ticker reused)."""
         after = last_row or date.min
-        return max((n.on for n in self.notices if n.symbol == symbol and after < n.on <= day), default=None)
+        found = max((n.on for n in self.notices if n.symbol == symbol and after < n.on <= day), default=None)
+        if found is not None or first_without is None or first_without > day:
+            return found
+        on_last_row = any(n.symbol == symbol and n.on == last_row for n in self.notices)
+        return first_without if on_last_row else None
 
     def delisted_on(self, sessions_after_last_row: list[date], notice: date | None = None) -> date | None:
         """The session on which a gap that began after the last row reached the count, or
@@ -179,7 +188,8 @@ def absence(
     every replayed book (portfolio/backtest.py) count a gap here, never by the days a book traded."""
     start, end = bisect_right(sessions, last_row), bisect_right(sessions, day)
     counted = list(sessions[start : min(end, start + rule.after_sessions)])  # the rule reads no further
-    return Absence(last_row, last_close, end - start, rule.delisted_on(counted, rule.notice(symbol, last_row, day)))
+    notice = rule.notice(symbol, last_row, day, counted[0] if counted else None)
+    return Absence(last_row, last_close, end - start, rule.delisted_on(counted, notice))
 
 
 def stored_sessions(conn: Connection, after: date, day: date) -> list[date]:
@@ -433,7 +443,8 @@ def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, d
     absence = stored_absences(conn, day, [symbol], rule).get(symbol)
     p = tables.eod_prices.c
     last_row = conn.execute(select(func.max(p.trading_date)).where(p.symbol == symbol, p.trading_date <= day)).scalar()
-    notice = rule.notice(symbol, last_row, day)
+    first_without = stored_sessions(conn, last_row, day)[:1] if absence is not None and last_row is not None else []
+    notice = rule.notice(symbol, last_row, day, next(iter(first_without), None))
     last = f"{absence.last_close:,.2f} on {absence.last_row.isoformat()}" if absence is not None else None
     if notice is not None:
         return f"{symbol} was delisted on {notice.isoformat()} (the exchange's delisting notice" + (

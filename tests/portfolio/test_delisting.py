@@ -211,3 +211,44 @@ def test_the_exchanges_notice_delists_a_name_in_a_replay_as_in_the_live_book() -
     earlier = DelistingRule(5, notices=(Notice("LIQ", day(STOPS_AFTER - 2)),))
     [episode] = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=earlier).delistings
     assert episode["delisted_on"] == day(STOPS_AFTER - 1 + 5)
+
+
+def test_the_exchanges_notice_on_a_names_last_trading_day_delists_it_from_the_next_session(settings) -> None:
+    """T0 stores a notice under the session it was delivered with: the exchange's DELISTING
+    notice of LIQ came with LIQ's last session (its last trading day), and LIQ has had no
+    row since. The rule read only a notice dated after the last row, so LIQ was carried at
+    its last close (TRAPPED, one of the book's slots) for 60 sessions and a client could
+    still record a trade in it, while the importer reads such a row as delisting the name
+    from the day after its last. It is delisted from the next session, in the live book's
+    day, its positions and a trade's refusal; on its last trading day itself it trades."""
+    from portfolio import ledger
+    from portfolio.ai import execute_day
+    from portfolio.delisting import delisted_since
+    from store.engine import service_engine
+    from tests.portfolio.clients import announce_action
+    from tests.portfolio.seed import CALENDAR, DAY, seed_market, seed_predictions
+    from tests.portfolio.test_ai_portfolio import next_session
+    from views.valuation import portfolio_view
+
+    engine = service_engine(settings)
+    liquid = {"close": 50.0, "volume": 40_000, "bid": 49.9, "ask": 50.1}
+    seed_market(engine, {"LIQ": liquid, "OTH": {**liquid, "close": 20.0, "bid": 19.9, "ask": 20.1}})
+    seed_predictions(engine, DAY, {"LIQ": {"score": 71.0, "action": "LONG", "tercile": "TOP", "weight": 0.15}})
+    execute_day(engine, settings, DAY)
+    last, after = CALENDAR.add_trading_days(DAY, 1), CALENDAR.add_trading_days(DAY, 2)
+    next_session(engine, last, {"LIQ": liquid, "OTH": {"close": 20.0, "volume": 40_000}})
+    announce_action(engine, "LIQ", "DELISTING", 12.5, last, "LIQ is delisted: today is its last trading day")
+    seed_predictions(engine, last, {"LIQ": {"score": 60.0, "action": "HOLD", "tercile": "TOP"}})
+    (fill,) = execute_day(engine, settings, last).orders
+    next_session(engine, after, {"OTH": {"close": 20.0, "volume": 40_000}})
+    seed_predictions(engine, after, {"OTH": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
+    (record,) = execute_day(engine, settings, after).delisted
+    assert (record.symbol, record.quantity, record.last_row, record.delisted_on) == ("LIQ", fill.quantity, last, after)
+    assert (record.valued_at, record.value) == ("corporate action", fill.quantity * 12.5)
+    with engine.connect() as conn:
+        (position,) = portfolio_view(conn, ledger.AI_PORTFOLIO, after).positions
+        assert position.flags == ("DELISTED",) and position.market_value == fill.quantity * 12.5
+        assert delisted_since(conn, settings, "LIQ", last) is None
+        assert delisted_since(conn, settings, "LIQ", after) == (
+            f"LIQ was delisted on {after} (the exchange's delisting notice; its last close was 50.00 on {last})"
+        )
