@@ -33,13 +33,14 @@ attempt's `reason`), because the broker's figure may be right and the store's re
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
 from sqlalchemy import Connection
 
-from portfolio.delisting import DelistingRule, stored_notices, stored_settlements
+from portfolio.delisting import DelistingRule, stored_notices, stored_sessions, stored_settlements
 from store import tables
 from store.history import current_rows
 from store.splits import Split, stored_splits
@@ -104,17 +105,28 @@ def name_records(conn: Connection, symbols: set[str], day: date) -> dict[str, Na
     rule = DelistingRule(
         settlements=tuple(stored_settlements(conn, day, wanted)), notices=tuple(stored_notices(conn, day, wanted))
     )
-    return {symbol: _settled(record, bars_of.get(symbol, []), rule, day) for symbol, record in records.items()}
+    last_bars = [max(b["trading_date"] for b in bars) for bars in bars_of.values()]
+    sessions = stored_sessions(conn, min(last_bars), day) if last_bars else []
+    return {
+        symbol: _settled(record, bars_of.get(symbol, []), rule, day, sessions) for symbol, record in records.items()
+    }
 
 
-def _settled(record: NameRecord, bars: list[dict], rule: DelistingRule, day: date) -> NameRecord:
-    """The record with the exchange's DELISTING notice of the name dated after its last bar
-    (`DelistingRule.notice`: one on or before it is not of this listing, a name that trades
-    again is not delisted) and the value per share it pays holders: the latest settlement
-    dated after that bar, as the notice."""
+def _settled(record: NameRecord, bars: list[dict], rule: DelistingRule, day: date, sessions: list[date]) -> NameRecord:
+    """The record with the exchange's DELISTING notice of the name dated after its last bar,
+    or on it with no bar since (`DelistingRule.notice`, the notice of its last trading day:
+    one before it is not of this listing, a name that trades again is not delisted), and
+    the value per share it pays holders: the latest settlement dated after that bar, or on
+    it where that notice delists the name. `sessions`: the store's, in date order, to `day`."""
     last_bar = max((b["trading_date"] for b in bars), default=None)
-    delisted = rule.notice(record.symbol, last_bar, day)
-    after = [s for s in rule.settlements if s.symbol == record.symbol and s.on > (last_bar or date.min)]
+    since = last_bar or date.min
+    at = bisect_right(sessions, since)
+    first_without = sessions[at] if at < len(sessions) else None
+    delisted = rule.notice(record.symbol, last_bar, day, first_without)
+    on_last_bar = delisted is not None and delisted == first_without
+    after = [
+        s for s in rule.settlements if s.symbol == record.symbol and (s.on > since or (on_last_bar and s.on == since))
+    ]
     if not after:
         return replace(record, delisted=delisted)
     value = Decimal(str(max(after, key=lambda s: s.on).value)).quantize(PRICE_PLACES)

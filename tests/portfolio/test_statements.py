@@ -1040,16 +1040,16 @@ def test_an_activity_statement_that_does_not_add_up_on_its_dates_count_is_refuse
     _refused(client, text_pdf(lines), said)
 
 
-def _delisted_dead(client, amount: float | None) -> tuple:
+def _delisted_dead(client, amount: float | None, on: date = date(2026, 11, 16)) -> tuple:
     """The book holds 1,000 DEAD at 5.00 (cost 5,000) and 5,000 cash; DEAD's rows end on
-    11-10 at 6.00 and the exchange delists it on 11-16, paying `amount` a share (None: a
-    notice without one, holders paid nothing)."""
+    11-10 at 6.00 and the exchange delists it by a notice dated `on` (11-16), paying `amount`
+    a share (None: a notice without one, holders paid nothing)."""
     engine, settings, portfolio_id = client
     seed_market(engine, {"DEAD": {"close": 6.0, "volume": 40_000}}, day=date(2026, 11, 10))
     held = [Holding("DEAD", "Dead Co", 1_000, Decimal("5"), Decimal("6"))]
     statement = holdings_statement("KC-10042", "Acme Ltd", date(2026, 11, 6), held, Decimal("5000"))
     import_statement(engine, settings, portfolio_id, statement, now=datetime(2026, 11, 6, 21, 30, tzinfo=UTC))
-    announce_action(engine, "DEAD", "DELISTING", amount, date(2026, 11, 16), "delisted")
+    announce_action(engine, "DEAD", "DELISTING", amount, on, "delisted")
     return engine, settings, portfolio_id
 
 
@@ -1098,3 +1098,19 @@ def test_a_worthless_delisted_holding_the_statement_still_lists_is_untouched(cli
     )
     assert [c for c in result["changes"] if c.get("symbol") == "DEAD"] == []
     assert _state(engine, portfolio_id) == before
+
+
+@pytest.mark.parametrize("amount, price", [(None, "0.000000"), (7.5, "7.500000")])
+def test_a_holding_delisted_by_the_notice_of_its_last_trading_day_leaves_at_the_notices_value(
+    client, amount: float | None, price: str
+) -> None:
+    """The exchange's DELISTING notice of DEAD came with its last session, 11-10 (T0 stores
+    a notice under the session it came with), paying `amount` a share or nothing. The
+    statement of 11-20 no longer holds DEAD: the sync read only a notice dated after the
+    last bar and sold the 1,000 at the last close, 6.00, a realised gain of 1,000 never
+    received (or 1,500 short of the 7.50 paid). They leave the book at the notice's value,
+    as a notice dated after the last bar makes them."""
+    engine, settings, portfolio_id = _delisted_dead(client, amount, on=date(2026, 11, 10))
+    pdf = holdings_statement("KC-10042", "Acme Ltd", AS_OF, [], Decimal("5000") + Decimal(str((amount or 0) * 1000)))
+    result = import_statement(engine, settings, portfolio_id, pdf, now=NOW)
+    assert _sold(result, "DEAD")["price"] == price
