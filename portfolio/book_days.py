@@ -212,7 +212,7 @@ class BookDays:
                 continue
             after = [*self.dates[bisect_right(self.dates, last) :], day]
             if rule.delisted_on(after, rule.notice(symbol, last, day, after[0])) is not None:
-                settled = rule.settlement(symbol, day)
+                settled = rule.settlement(symbol, day, last)
                 prices[symbol] = closes[symbol] if rule.reading == LAST_CLOSE else settled or 0.0
         return prices
 

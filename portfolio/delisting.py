@@ -111,9 +111,13 @@ class DelistingRule:
         """The reading printed beside the rule's own."""
         return LAST_CLOSE if self.reading == NOTHING else NOTHING
 
-    def settlement(self, symbol: str, day: date) -> float | None:
-        """The latest corporate action's value per share for `symbol` known by `day`."""
-        known = [s for s in self.settlements if s.symbol == symbol and s.on <= day]
+    def settlement(self, symbol: str, day: date, last_row: date | None = None) -> float | None:
+        """The latest corporate action's value per share for `symbol` known by `day`, dated on
+        or after its `last_row` (None: any): one before it was paid to the holders of another
+        listing under the ticker (a row since is a name trading again, as `notice` reads it),
+        and gave a name that later stopped without one that listing's value."""
+        since = last_row or date.min
+        known = [s for s in self.settlements if s.symbol == symbol and since <= s.on <= day]
         return max(known, key=lambda s: s.on).value if known else None
 
     def notice(self, symbol: str, last_row: date | None, day: date, first_without: date | None = None) -> date | None:
@@ -345,7 +349,7 @@ def book_view(held: Mapping[str, int], absences: Mapping[str, Absence], rule: De
                 absence.delisted_on,
                 absence.sessions,
                 absence.last_close,
-                rule.settlement(symbol, day),
+                rule.settlement(symbol, day, absence.last_row),
                 rule.reading,
             )
         )

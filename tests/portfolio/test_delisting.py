@@ -252,3 +252,21 @@ def test_the_exchanges_notice_on_a_names_last_trading_day_delists_it_from_the_ne
         assert delisted_since(conn, settings, "LIQ", after) == (
             f"LIQ was delisted on {after} (the exchange's delisting notice; its last close was 50.00 on {last})"
         )
+
+
+def test_a_value_paid_before_the_names_last_row_is_another_listings_and_gives_it_none() -> None:
+    """The exchange paid 7.50 a share for LIQ on day 2 (a takeover of the company that had
+    the ticker before: the rows since are another listing's, as a notice before the last row
+    is none). LIQ's rows end after day 11 and it is delisted 5 sessions on with no notice: it
+    was worth the earlier company's 7.50 a share; it is worth nothing, its last close beside
+    it. A value paid on or after its last row is still what it is worth."""
+    earlier = Settlement("LIQ", day(2), 7.5)
+    result = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=DelistingRule(5, NOTHING, (earlier,)))
+    [episode] = result.delistings
+    assert episode["value_nothing"] == 0 and episode["value_last_close"] > 0
+    assert result.figures["delisting"]["value_at_end"][NOTHING] == 0
+    paid = Settlement("LIQ", day(STOPS_AFTER - 1), 7.5)  # dated on its last row: the last trading day's notice
+    rule = DelistingRule(5, NOTHING, (earlier, paid), (Notice("LIQ", day(STOPS_AFTER - 1)),))
+    [episode] = run_backtest(panel(), START, FEES, "costed", BOOK, delisting=rule).delistings
+    assert episode["delisted_on"] == day(STOPS_AFTER)
+    assert episode["value_nothing"] == pytest.approx(episode["quantity"] * 7.5)
