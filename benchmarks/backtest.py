@@ -43,8 +43,10 @@ and kept in the JSON (`replayed_from`, `replayed_to`).
 Real market files as they come (issue 66): a held name without a row for `--delist-after`
 sessions (default MARKETINTEL_DELIST_AFTER_SESSIONS, 60) is delisted (portfolio/delisting.py)
 and valued by `--delisted-value` (nothing, the default, or last_close), the other reading
-printed beside it: the delisted positions, their position-days and their value, the final
-equity and the total return under each reading, and each delisting with its dates. The
+printed beside it (a `delisting` row of the corporate-actions file delists the name from its
+date, as the exchange's notice does in the store, and its price is the value it gives):
+the delisted positions, their position-days and their value, the final equity and the total
+return under each reading, and each delisting with its dates. The
 prices are adjusted for the corporate-actions file beside them (or `--actions`), and the
 closes beyond the market's daily price limit (`--price-limit`, default
 MARKETINTEL_DAILY_PRICE_LIMIT) that no action explains are reported, and adjusted with
@@ -386,7 +388,7 @@ def selection(
 ) -> dict:
     """Every book of `grid` (GRID, or `--grid`'s) at the default brokerage beside its own
     fixed random books, under the run's `delisting` rule (`delisting_rule`: --delist-after,
-    --delisted-value and the actions file's delisting values, as the chosen book's), and the
+    --delisted-value and the actions file's delisting notices and values, as the chosen book's), and the
     rule it picks: the highest information ratio against the
     mean of those books among the books invested MIN_EXPOSURE of the time or more with
     turnover at most MAX_TURNOVER a year (an all-cash book beating a falling benchmark is
