@@ -136,6 +136,8 @@ class TradingCalendar:
         """Why the exchange is closed on `day`, or None when it trades."""
         if day.weekday() not in MONDAY_TO_FRIDAY:
             return f"{day.isoformat()} is a {day.strftime('%A')}"
+        if day in self._extra:
+            return f"{day.isoformat()} is an exchange closure (MARKETINTEL_EXCHANGE_CLOSURES)"
         name = self.holiday_name(day)
         return f"{day.isoformat()} is a public holiday ({name})" if name else None
 
@@ -253,13 +255,15 @@ def default_calendar() -> TradingCalendar:
     building the replay writes, see `replay_dates_file`)."""
     settings = get_settings()
     if settings.replay_path is None:
-        return _jamaica_calendar()
+        return _jamaica_calendar(frozenset(settings.exchange_closures))
     return _replay_calendar(replay_dates_file(settings.data_dir, settings.replay_path), Path(settings.replay_path))
 
 
-@lru_cache(maxsize=1)
-def _jamaica_calendar() -> TradingCalendar:
-    return TradingCalendar()
+@lru_cache(maxsize=4)
+def _jamaica_calendar(closures: frozenset[date]) -> TradingCalendar:
+    """The Jamaican calendar with the operator's unscheduled closures
+    (`MARKETINTEL_EXCHANGE_CLOSURES`), one per set of closures (settings are re-read in tests)."""
+    return TradingCalendar(closures)
 
 
 # ---- the replay's dates, shared by every process ----------------------------------------

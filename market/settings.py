@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -65,6 +66,12 @@ class Settings(BaseSettings):
     exchange_timeout_seconds: float = Field(default=10.0, gt=0, description="Per-request timeout for the exchange.")
     exchange_retries: int = Field(default=3, ge=0, description="Retries of a transient exchange failure.")
     exchange_backoff_seconds: float = Field(default=0.5, ge=0, description="First retry delay; doubles each retry.")
+    exchange_closures: list[date] = Field(
+        default_factory=list,
+        description="Weekdays the exchange did not open though no public holiday says so (a storm, a system "
+        "outage), as a JSON list of dates: the calendar reads them as closed, so T0 skips them and T1's "
+        "pre-flight does not wait for their delivery. Unused under a replay, whose files are its calendar.",
+    )
     simulator_seed: int = Field(default=7, description="Seed of the built-in exchange simulator.")
     simulator_instruments: int = Field(default=60, ge=60, description="Instruments the simulator lists.")
     replay_path: Path | None = Field(

@@ -4,9 +4,12 @@ The day passes when the AI book can still trade it (`refuse_untradable`: a day b
 book's latest executed day that it never executed can only be re-scored), no earlier day
 waits for T1 (`untraded_days`: T0 or a backfill delivered it COMPLETE, the AI
 book has not traded it and still can: the book executes its days in date order, so a later
-day traded first would leave it refused for good), the latest delivery for it is COMPLETE
-with no unresolved errors and every instrument active on that date (listed on or before it,
-not delisted by it) has an end-of-day row for it; a no-trade day is a row with zero volume,
+day traded first would leave it refused for good), every trading day since the book's latest
+executed day was delivered whole (`undelivered_days`: else the day would read the sessions
+between as one, and those days could never be traded; the operator declares an unscheduled
+closure in MARKETINTEL_EXCHANGE_CLOSURES, which the calendar reads), the latest delivery for
+it is COMPLETE with no unresolved errors and every instrument active on that date (listed on
+or before it, not delisted by it) has an end-of-day row for it; a no-trade day is a row with zero volume,
 which counts as present. Otherwise `NotReadyError` says what is missing, and T1 stops
 there, before any T1 stage writes.
 """
@@ -17,6 +20,7 @@ from datetime import date, timedelta
 
 from sqlalchemy import Connection, Engine, func, select
 
+from market.clock import TradingCalendar
 from market.errors import NotReadyError
 from pipeline.stage import Stage, StageContext, StageOutcome
 from portfolio.ledger import AI_PORTFOLIO, executed_on, latest_executed_day
@@ -66,17 +70,51 @@ def refuse_untradable(conn: Connection, day: date) -> None:
         )
 
 
-def check_delivery(engine: Engine, day: date) -> dict:
+def undelivered_days(conn: Connection, calendar: TradingCalendar, day: date) -> list[date]:
+    """The trading days (by `calendar`) after the AI book's latest executed day and before
+    `day` whose latest delivery is not COMPLETE, or that have none: T1 for `day` would read
+    the sessions since the book's last day as one (each return, each fill since), and the
+    book, which executes its days in date order, could never trade them once they came.
+    None before the book's first executed day (it starts where it starts)."""
+    latest = latest_executed_day(conn, AI_PORTFOLIO)
+    if latest is None or day <= latest:
+        return []
+    between = calendar.trading_days(latest + timedelta(days=1), day - timedelta(days=1))
+    if not between:
+        return []
+    d = tables.deliveries.c
+    delivered = complete_deliveries(conn, [d.trading_date > latest, d.trading_date < day])
+    return [x for x in between if x not in delivered]
+
+
+def refuse_gaps(conn: Connection, calendar: TradingCalendar, day: date) -> None:
+    """Refuse `day` while an earlier day is owed (`untraded_days`: delivered, not traded) or
+    a trading day since the book's latest is not delivered whole (`undelivered_days`), naming
+    the first and how to settle it: deliver it, or declare an unscheduled closure."""
+    owed = [d for d in untraded_days(conn, day) if d < day]
+    if owed:
+        first = owed[0].isoformat()
+        raise NotReadyError(
+            f"T1 for {day.isoformat()} waits for {first}: T0 delivered it and T1 has not traded it, and the AI "
+            f"book executes its days in date order; run `marketintel run-day --date {first}` "
+            f"(or trigger T1 with run_date {first}) first"
+        )
+    missing = undelivered_days(conn, calendar, day)
+    if missing:
+        first, more = missing[0].isoformat(), len(missing) - 1
+        also = f" (and {more} later trading day{'s' if more > 1 else ''} before it)" if more else ""
+        raise NotReadyError(
+            f"T1 for {day.isoformat()} waits for {first}{also}: the calendar says the exchange traded then and no "
+            f"complete delivery is stored, so the AI book would read the sessions since its last day as one and "
+            f"could never trade {first}; deliver it (`marketintel scrape --date {first}`) and run T1 for it, "
+            f"or, if the exchange did not open that day, add it to MARKETINTEL_EXCHANGE_CLOSURES"
+        )
+
+
+def check_delivery(engine: Engine, day: date, calendar: TradingCalendar) -> dict:
     with engine.connect() as conn:
         refuse_untradable(conn, day)
-        owed = [d for d in untraded_days(conn, day) if d < day]
-        if owed:
-            first = owed[0].isoformat()
-            raise NotReadyError(
-                f"T1 for {day.isoformat()} waits for {first}: T0 delivered it and T1 has not traded it, and the AI "
-                f"book executes its days in date order; run `marketintel run-day --date {first}` "
-                f"(or trigger T1 with run_date {first}) first"
-            )
+        refuse_gaps(conn, calendar, day)
         deliveries = current_rows(conn, tables.deliveries, where=[tables.deliveries.c.trading_date == day])
         if not deliveries:
             raise NotReadyError(
@@ -134,7 +172,7 @@ def alert_failed_preflight(day: date, reason: str, run_id: str, try_number: int 
 
 
 def run_preflight(ctx: StageContext) -> StageOutcome:
-    report = check_delivery(ctx.engine, ctx.trading_date)
+    report = check_delivery(ctx.engine, ctx.trading_date, ctx.calendar)
     return StageOutcome(
         summary={k: v for k, v in report.items() if k != "warnings"} | {"warning_count": len(report["warnings"])},
         tables={"warnings": [{"warning": w} for w in report["warnings"]]},

@@ -19,6 +19,7 @@ from ingest.exchange.delivery import client_for, deliver_day
 from ingest.importers.files import import_path
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
+from market.clock import default_calendar
 from market.errors import (
     DeliveryRejectedError,
     IncompletePageError,
@@ -77,7 +78,7 @@ def assert_nothing_stored_and_preflight_refuses(settings: Settings, reason: str)
     assert count(settings, tables.eod_prices) == 0
     assert count(settings, tables.instruments) == 0
     with pytest.raises(NotReadyError, match=reason):
-        check_delivery(service_engine(settings), DAY)
+        check_delivery(service_engine(settings), DAY, default_calendar())
 
 
 def test_a_clean_day_is_delivered_whole_with_snapshot_and_manifest(exchange: Settings) -> None:
@@ -95,7 +96,7 @@ def test_a_clean_day_is_delivered_whole_with_snapshot_and_manifest(exchange: Set
         (delivery,) = current_rows(conn, tables.deliveries)
     assert delivery["manifest"]["checksum"] == report.checksum
     assert [s["name"] for s in delivery["manifest"]["sources"]] == ["fundamentals", "securities", "trade_quotes"]
-    summary = check_delivery(service_engine(exchange), DAY)
+    summary = check_delivery(service_engine(exchange), DAY, default_calendar())
     assert summary["active_instruments"] == 59 and summary["traded"] + summary["no_trade"] == 59
 
 
@@ -269,7 +270,7 @@ def test_the_previous_sessions_page_served_again_is_refused(exchange: Settings, 
 def assert_nothing_stored_and_preflight_refuses_day(settings: Settings, reason: str) -> None:
     assert count(settings, tables.eod_prices) == 0
     with pytest.raises(NotReadyError, match=reason):
-        check_delivery(service_engine(settings), DAY)
+        check_delivery(service_engine(settings), DAY, default_calendar())
 
 
 def test_a_late_day_is_not_published_yet(exchange: Settings, site: SimulatorSite) -> None:
@@ -278,7 +279,7 @@ def test_a_late_day_is_not_published_yet(exchange: Settings, site: SimulatorSite
         deliver(exchange)
     assert_nothing_stored_and_preflight_refuses(exchange, "not published yet")
     assert deliver(exchange).status == "COMPLETE"  # published later: the next run delivers it
-    assert check_delivery(service_engine(exchange), DAY)["active_instruments"] == 59
+    assert check_delivery(service_engine(exchange), DAY, default_calendar())["active_instruments"] == 59
 
 
 def test_a_future_day_is_not_published(exchange: Settings) -> None:
@@ -303,14 +304,14 @@ def test_a_failed_rerun_does_not_demote_a_complete_day(exchange: Settings, site:
     site.faults.server_errors = 1_000_000
     with pytest.raises(SourceUnavailableError):
         deliver(exchange)
-    assert check_delivery(service_engine(exchange), DAY)["active_instruments"] == 59
+    assert check_delivery(service_engine(exchange), DAY, default_calendar())["active_instruments"] == 59
 
 
 def test_preflight_without_any_delivery_names_the_command(settings: Settings) -> None:
     with pytest.raises(
         NotReadyError, match="no T0 delivery for 2026-11-20; run `marketintel scrape --date 2026-11-20`"
     ):
-        check_delivery(service_engine(settings), DAY)
+        check_delivery(service_engine(settings), DAY, default_calendar())
 
 
 def test_preflight_lists_active_instruments_without_a_row(exchange: Settings) -> None:
@@ -330,7 +331,7 @@ def test_preflight_lists_active_instruments_without_a_row(exchange: Settings) ->
             ],
         )
     with pytest.raises(NotReadyError, match="lacks 1 active instruments: LATE"):
-        check_delivery(service_engine(exchange), DAY)
+        check_delivery(service_engine(exchange), DAY, default_calendar())
 
 
 def test_faults_can_be_injected_over_http(site: SimulatorSite) -> None:

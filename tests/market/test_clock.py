@@ -80,7 +80,9 @@ def test_trading_days_lists_both_ends() -> None:
 def test_extra_closures_are_honoured() -> None:
     special = TradingCalendar(extra_closures=[date(2026, 11, 18)])
     assert not special.is_trading_day(date(2026, 11, 18))
-    assert special.closed_reason(date(2026, 11, 18)).endswith("(Exchange closure)")
+    assert (
+        special.closed_reason(date(2026, 11, 18)) == "2026-11-18 is an exchange closure (MARKETINTEL_EXCHANGE_CLOSURES)"
+    )
 
 
 def test_exchange_time_is_utc_minus_five_all_year() -> None:

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from market.clock import default_calendar
 from market.errors import NotReadyError
 from market.settings import Settings
 from pipeline.preflight import check_delivery
@@ -41,13 +42,15 @@ def test_preflight_refuses_a_later_day_while_an_earlier_delivered_day_is_untrade
     _scraped(settings, FRIDAY)
     _scraped(settings, MONDAY)
     with pytest.raises(NotReadyError, match="T1 for 2026-11-23 waits for 2026-11-20: T0 delivered it") as refused:
-        check_delivery(engine, MONDAY)
+        check_delivery(engine, MONDAY, default_calendar())
     assert "marketintel run-day --date 2026-11-20" in refused.value.detail
     _ran(settings, FRIDAY, {"t1_trade": "FAILED"})  # a failed trade is still owed
     with pytest.raises(NotReadyError, match="waits for 2026-11-20"):
-        check_delivery(engine, MONDAY)
+        check_delivery(engine, MONDAY, default_calendar())
     _ran(settings, FRIDAY, {"t1_trade": "SUCCEEDED"})
-    assert check_delivery(engine, MONDAY)["active_instruments"] == 0  # on to the day's own checks: it passes
+    assert (
+        check_delivery(engine, MONDAY, default_calendar())["active_instruments"] == 0
+    )  # on to the day's own checks: it passes
 
 
 def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings: Settings) -> None:
@@ -62,7 +65,7 @@ def test_a_day_the_ai_book_can_no_longer_trade_does_not_hold_later_days(settings
         row = {"portfolio_id": AI_PORTFOLIO, "trading_date": FRIDAY, "summary": {}, **money}
         append_history(conn, tables.portfolio_days, [row])
     with pytest.raises(NotReadyError, match="no T0 delivery for 2026-11-23"):
-        check_delivery(service_engine(settings), MONDAY)
+        check_delivery(service_engine(settings), MONDAY, default_calendar())
 
 
 def test_a_day_delivered_by_backfill_is_owed_like_a_scraped_one(settings: Settings) -> None:
@@ -78,8 +81,39 @@ def test_a_day_delivered_by_backfill_is_owed_like_a_scraped_one(settings: Settin
     _scraped(settings, MONDAY)
     with pytest.raises(StageFailedError, match="T1 for 2026-11-23 waits for 2026-11-20: T0 delivered it"):
         run_stage("t1_preflight", MONDAY, settings=settings)
-    _delivered(settings, FRIDAY, status="FAILED")  # its latest delivery failed: no longer owed
-    assert run_stage("t1_preflight", MONDAY, settings=settings).status == "SUCCEEDED"  # Monday's own checks
+    _delivered(settings, FRIDAY, status="FAILED")  # its latest delivery failed: no longer owed, not delivered either
+    with pytest.raises(StageFailedError, match=r"waits for 2026-11-19 \(and 1 later trading day before it\)"):
+        run_stage("t1_preflight", MONDAY, settings=settings)
+    _executed(settings, FRIDAY)  # both settled (traded once delivered): on to Monday's own checks
+    assert run_stage("t1_preflight", MONDAY, settings=settings).status == "SUCCEEDED"
+
+
+def test_t1_waits_for_a_trading_day_t0_never_delivered(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """T0 delivered nothing from Wednesday to Friday (each of its tries failed), then scraped
+    Monday: T1 traded Monday as if the book's last day, Tuesday, were the session before, and
+    the three days could never be traded once they came. The pre-flight names the first
+    missing day and both fixes, and passes once each day is delivered and traded or declared
+    an unscheduled closure (MARKETINTEL_EXCHANGE_CLOSURES, which the calendar then skips)."""
+    from market.settings import get_settings
+
+    engine = service_engine(settings)
+    _executed(settings, date(2026, 11, 17))
+    _scraped(settings, MONDAY)
+    with pytest.raises(NotReadyError) as refused:
+        check_delivery(engine, MONDAY, default_calendar())
+    said = refused.value.detail
+    assert "T1 for 2026-11-23 waits for 2026-11-18 (and 2 later trading days before it)" in said
+    assert "`marketintel scrape --date 2026-11-18`" in said and "MARKETINTEL_EXCHANGE_CLOSURES" in said
+    _delivered(settings, date(2026, 11, 18))
+    _executed(settings, date(2026, 11, 18))
+    with pytest.raises(NotReadyError, match="waits for 2026-11-19 \\(and 1 later"):
+        check_delivery(engine, MONDAY, default_calendar())
+    monkeypatch.setenv("MARKETINTEL_EXCHANGE_CLOSURES", '["2026-11-19", "2026-11-20"]')
+    get_settings.cache_clear()
+    calendar = default_calendar()
+    assert calendar.closed_reason(FRIDAY) == "2026-11-20 is an exchange closure (MARKETINTEL_EXCHANGE_CLOSURES)"
+    assert calendar.previous_trading_day(MONDAY) == date(2026, 11, 18)
+    assert check_delivery(engine, MONDAY, calendar)["active_instruments"] == 0  # Monday's own checks: it passes
 
 
 def _executed(settings: Settings, day: date) -> None:
