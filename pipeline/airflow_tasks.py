@@ -238,14 +238,24 @@ def trading_day_gate(
     new T0 delivery (a correction) makes the day due again; manual and backfill runs
     always run (an operator asked for them). With `input_is_previous_day`
     the input is the previous trading day's: T2 for a morning runs once per T1 close of
-    the day before (the asset run in the evening, then the 07:00 run skips)."""
+    the day before (the asset run in the evening, then the 07:00 run skips). A `run_date`
+    no retry can help, one that is not a date or one after the next trading day on the
+    exchange clock, raises InvalidInputError, which the `trading_day` task turns into a
+    failure without retries (`pipeline.airflow_plugin.trading_day_task`)."""
     from market.clock import default_calendar
 
     day = trading_date_from_context(context)
-    reason = default_calendar().closed_reason(day)
+    calendar = default_calendar()
+    reason = calendar.closed_reason(day)
     if reason:
         log.info("no run for %s: the exchange is closed (%s)", day.isoformat(), reason)
         return False
+    due = calendar.next_trading_day(exchange_date(utc_now()))
+    if day > due:  # nothing is published for it, and no retry changes that (the task fails at once)
+        raise InvalidInputError(
+            f"run_date {day.isoformat()} is after {due.isoformat()}, the next trading day on the exchange clock: "
+            "nothing can be delivered or traded for it yet; trigger the run with a day up to that one"
+        )
     done = _done_for_input(context, current[0], day, current[1], input_is_previous_day) if current else None
     if done is not None:
         log.info("no run for %s: %s", day.isoformat(), done.said())

@@ -344,6 +344,28 @@ def test_the_trading_day_gate_skips_weekends_and_holidays(
         assert f"no run for {run_date}: the exchange is closed" in caplog.text
 
 
+def _weeks_ahead(weeks: int) -> str:
+    """A trading day `weeks` weeks after today's exchange date (none is published yet)."""
+    from market.clock import default_calendar, exchange_date, utc_now
+
+    return default_calendar().latest_trading_day(exchange_date(utc_now()) + timedelta(weeks=weeks)).isoformat()
+
+
+@pytest.mark.parametrize("dag_id", ["marketintel_t0", "marketintel_t1"])
+@pytest.mark.parametrize("run_date, said", [("2026-11-3O", "is not a date in YYYY-MM-DD form"), (None, "is after")])
+def test_a_run_date_no_retry_can_help_fails_the_task_at_once(dag_bag, dag_id: str, run_date: str, said: str) -> None:
+    """An operator's typo ("2026-11-3O") or a day weeks ahead as T0's or T1's `run_date`: the
+    `trading_day` task raised InvalidInputError and Airflow retried it (T0: eight times, 5
+    minutes apart), so the failure alert came 40 minutes later for something no retry
+    changes. It fails at once now, AirflowFailException (Airflow does not retry it; the
+    failure callback still alerts), naming the date and what to do."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    trading_day = dag_bag.dags[dag_id].get_task("trading_day")
+    with pytest.raises(AirflowFailException, match=said):
+        trading_day.python_callable(params={"run_date": run_date or _weeks_ahead(3)})
+
+
 def test_dag_files_read_nothing_at_parse_time() -> None:
     """The DAG files import only the parse-light `pipeline.airflow_plugin` and
     `pipeline.stage_lists` from the project at parse time (tests/test_layers.py checks the
