@@ -447,11 +447,8 @@ def delisted_since(conn: Connection, settings: DelistingSettings, symbol: str, d
     absence = stored_absences(conn, day, [symbol], rule).get(symbol)
     p = tables.eod_prices.c
     last_row = conn.execute(select(func.max(p.trading_date)).where(p.symbol == symbol, p.trading_date <= day)).scalar()
-    # the first session after the last row: the first stored, else the day itself (a trade the
-    # morning after the notice of the name's last trading day, before that session's prices)
-    known = absence is not None and last_row is not None
-    first_without = (stored_sessions(conn, last_row, day)[:1] or [day]) if known else [None]
-    notice = rule.notice(symbol, last_row, day, first_without[0])
+    first_without = stored_sessions(conn, last_row, day)[:1] if absence is not None and last_row is not None else []
+    notice = rule.notice(symbol, last_row, day, next(iter(first_without), None))
     last = f"{absence.last_close:,.2f} on {absence.last_row.isoformat()}" if absence is not None else None
     if notice is not None:
         return f"{symbol} was delisted on {notice.isoformat()} (the exchange's delisting notice" + (

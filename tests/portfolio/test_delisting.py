@@ -240,9 +240,6 @@ def test_the_exchanges_notice_on_a_names_last_trading_day_delists_it_from_the_ne
     announce_action(engine, "LIQ", "DELISTING", 12.5, last, "LIQ is delisted: today is its last trading day")
     seed_predictions(engine, last, {"LIQ": {"score": 60.0, "action": "HOLD", "tercile": "TOP"}})
     (fill,) = execute_day(engine, settings, last).orders
-    said = f"LIQ was delisted on {after} (the exchange's delisting notice; its last close was 50.00 on {last})"
-    with engine.connect() as conn:  # a trade the next morning, before the session's prices are stored
-        assert delisted_since(conn, settings, "LIQ", after) == said
     next_session(engine, after, {"OTH": {"close": 20.0, "volume": 40_000}})
     seed_predictions(engine, after, {"OTH": {"score": 50.0, "action": "HOLD", "tercile": "MIDDLE"}})
     (record,) = execute_day(engine, settings, after).delisted
@@ -252,7 +249,9 @@ def test_the_exchanges_notice_on_a_names_last_trading_day_delists_it_from_the_ne
         (position,) = portfolio_view(conn, ledger.AI_PORTFOLIO, after).positions
         assert position.flags == ("DELISTED",) and position.market_value == fill.quantity * 12.5
         assert delisted_since(conn, settings, "LIQ", last) is None
-        assert delisted_since(conn, settings, "LIQ", after) == said
+        assert delisted_since(conn, settings, "LIQ", after) == (
+            f"LIQ was delisted on {after} (the exchange's delisting notice; its last close was 50.00 on {last})"
+        )
 
 
 def test_a_value_paid_before_the_names_last_row_is_another_listings_and_gives_it_none() -> None:
