@@ -100,17 +100,29 @@ class BodyTooLarge(HTTPException):
         super().__init__(status_code=413, detail=detail)
 
 
+# The docs pages' static assets (api/docs_pages.py) are the same for everyone and never change
+# while a process runs: the one answer a cache may keep.
+CACHEABLE_PREFIX = "/static/"
+NO_STORE = {"Cache-Control": "no-store"}
+
+
 def _with_headers(request: Request, start: Message) -> Message:
-    """A response's start message with the request id, the rate limit's headers and the
-    key's (`Principal.key_headers`: a key in a rotation's grace period is deprecated)."""
+    """A response's start message with the request id, the rate limit's headers, the
+    key's (`Principal.key_headers`: a key in a rotation's grace period is deprecated) and,
+    where the route set none, `Cache-Control: no-store` (`NO_STORE`): an answer depends on
+    the caller's key, which travels in X-API-Key, a header no shared cache knows as a
+    credential (RFC 9111 3.5 exempts `Authorization` alone), so a proxy or CDN in front
+    could store one client's portfolio under its URL (`GET /graphql?query=...` too) and
+    hand it to the next client asking that URL; and its RateLimit fields are this request's."""
     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"x-request-id"]
     headers.append((b"x-request-id", request.state.request_id.encode()))
     decision = request_fact(request, "rate_limit")
     caller = request_fact(request, "principal")
     added = {**(decision.headers() if decision is not None else {}), **(caller.key_headers() if caller else {})}
-    if added:
-        present = {k.lower() for k, _ in headers}
-        headers += [(k.lower().encode(), v.encode()) for k, v in added.items() if k.lower().encode() not in present]
+    if not request.scope.get("path", "").startswith(CACHEABLE_PREFIX):
+        added.update(NO_STORE)
+    present = {k.lower() for k, _ in headers}
+    headers += [(k.lower().encode(), v.encode()) for k, v in added.items() if k.lower().encode() not in present]
     return {**start, "headers": headers}
 
 
