@@ -16,8 +16,9 @@ In order:
    check reuses it (counted once against the rate limit). Every other request is
    authenticated by its route before anything of it is read (api/security.py
    `KeyCheckedRoute`).
-4. The media type (JSON endpoints take JSON, the two uploads multipart) and the declared
-   Content-Length against the path's cap are checked from the headers (415, 413).
+4. The media type (JSON endpoints take JSON, the two uploads multipart), the content
+   coding (none: `_coding_refusal`, /graphql's body too) and the declared Content-Length
+   against the path's cap are checked from the headers (415, 413).
 5. The body is counted as it streams in: the moment it passes the cap (a chunked body
    declares no length) reading stops with a 413, so nothing larger than the cap is ever
    held in memory or spooled to disk.
@@ -155,6 +156,25 @@ def declared_length(length: str | None) -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
+def _coding_refusal(request: Request) -> Any:
+    """415 for a body sent with a content coding other than `identity` (RFC 9110 15.5.16,
+    with `Accept-Encoding: identity`), on every path whose body the edge checks, /graphql
+    included; None without one. The service decodes none: a gzipped JSON body was a 400
+    saying its bytes were not UTF-8, and a body declared gzip but sent plain (a proxy that
+    inflated it and kept the header) was read as it came and acted on."""
+    sent = ",".join(request.headers.getlist("content-encoding"))
+    codings = [c.strip().lower() for c in sent.split(",") if c.strip() and c.strip().lower() != "identity"]
+    if not codings:
+        return None
+    return problem(
+        request,
+        415,
+        f"the request body is sent with Content-Encoding {', '.join(codings)[:60]}, which this service does not "
+        "decode; send the body as it is, without a Content-Encoding",
+        headers={"Accept-Encoding": "identity"},
+    )
+
+
 class Edge:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app, self.settings = app, settings
@@ -245,12 +265,16 @@ class Edge:
         return None if fault is None else problem(request, 422, fault)
 
     def _body_refusal(self, request: Request, path: str, length: str | None) -> Any:
-        """413 for a declared length over the path's cap, 415 for the wrong media type."""
+        """413 for a declared length over the path's cap, 415 for a content coding
+        (`_coding_refusal`) or the wrong media type."""
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         cap = self._cap(path)
         declared = declared_length(length)
         if declared is not None and declared > cap:
             return problem(request, 413, f"the request body is {declared:,} bytes, {self._limit(path)}")
+        coded = _coding_refusal(request)
+        if coded is not None:
+            return coded
         if path in UPLOAD_PATHS:
             if media != "multipart/form-data":
                 return problem(

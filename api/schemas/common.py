@@ -185,7 +185,8 @@ DESCRIPTIONS = {
     413: "The body is over its size limit (`MARKETINTEL_MAX_BODY_BYTES`; an upload's `MARKETINTEL_PDF_MAX_BYTES`).",
     414: "The URL is over `MARKETINTEL_MAX_URL_BYTES` (8,192 bytes by default).",
     415: "The body is not of a media type this endpoint reads (application/json; multipart/form-data for an "
-    "upload), whatever the method; an upload's file that is not a PDF or text.",
+    "upload), whatever the method, or is sent with a content coding (Content-Encoding: gzip; none is decoded); an "
+    "upload's file that is not a PDF or text.",
     422: "The request does not match the schema or the domain rules; `errors` names the fields.",
     429: "Over the key's rate limit; see Retry-After and RateLimit headers.",
     503: "The data the request needs is not ready yet.",
