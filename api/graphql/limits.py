@@ -277,15 +277,17 @@ def mutation_writes(
     """The root fields a mutation will execute, as graphql-core's execution collects them
     (its own `collect_fields`, on the variables coerced as execution coerces them): fields
     under @skip(if: true) or @include(if: false) are not counted, fragments are, and each
-    response name (an alias) is one execution. 0 for a query, or for variables that do not
-    coerce (execution refuses them and runs nothing)."""
+    response name (an alias) is one execution. `__typename` there is no write and is not
+    counted (it was, so two deposits asked beside it were charged three). 0 for a query, or
+    for variables that do not coerce (execution refuses them and runs nothing)."""
     executor = Executor.build(schema, document, raw_variable_values=variables, operation_name=operation_name)
     if isinstance(executor, list) or executor.operation.operation != OperationType.MUTATION:
         return 0
     root = schema.mutation_type
     if root is None:
         return 0
-    return len(collect_fields(schema, executor.fragments, executor.variable_values, root, executor.operation)[0])
+    fields = collect_fields(schema, executor.fragments, executor.variable_values, root, executor.operation)[0]
+    return sum(1 for found in fields.values() if found[0].node.name.value in root.fields)
 
 
 def refused_whole(result: Any) -> MarketIntelError | None:

@@ -92,3 +92,19 @@ def test_each_write_a_mutation_makes_is_one_request_and_a_query_is_one(api: Api,
         query = acme("POST", "/graphql", json={"query": "{ %s }" % aliases})
         assert query.status_code == 200 and "errors" not in query.json(), query.text
         assert _remaining(query) == before - 6
+
+
+@pytest.mark.parametrize("counted_in", ["memory", "database"])
+def test_a_mutations_typename_is_no_write_and_is_not_charged(api: Api, counted_in: str) -> None:
+    """`__typename` at a mutation's root writes nothing: two deposits asked beside two of them
+    are two requests and fit where two remain; they were charged as four writes and refused
+    as never fitting a limit of four."""
+    with _limited(api, counted_in, 4) as acme:
+        booked = _movements(acme)  # one request: three left
+        acme("GET", "/api/portfolio/summary")  # two left
+        body = {"query": "mutation { __typename again: __typename %s }" % (DEPOSIT % 0 + DEPOSIT % 1)}
+        two = acme("POST", "/graphql", json=body)
+        assert two.status_code == 200, two.text
+        assert two.json()["data"]["__typename"] == "Mutation" and _remaining(two) == 0
+        assert_problem(acme("POST", "/graphql", json={"query": "mutation { __typename }"}), 429)  # one request still
+    assert api.acme("GET", "/api/portfolio/cash", params={"limit": 200}).json()["items"].__len__() == booked + 2
