@@ -509,6 +509,22 @@ class ErrorPolicy(MaskErrors):
         masked.extensions = {"code": INTERNAL}
         return masked
 
+    @classmethod
+    def coded_strays(cls, result: Any) -> None:
+        """The errors of an operation that failed outside every resolver, where a schema
+        extension raised (the writes' charge on a counter store that failed, the cost walk),
+        given their code and the unexpected masked and logged as a resolver's are: Strawberry
+        answers such an error without passing it through this policy, so it reached the
+        client as raised (a failing statement's SQL and its database server in the message),
+        with no code, and was logged nowhere. An error with its code is kept."""
+        errors = getattr(result, "errors", None) or []
+        if all((e.extensions or {}).get("code") for e in errors):
+            return
+        policy = cls()
+        result.errors = [
+            kept for e in errors for kept in ([e] if (e.extensions or {}).get("code") else policy._process_errors([e]))
+        ]
+
     def _process_result(self, result: object) -> None:
         """The errors coded and masked; an operation that answered nothing because it was
         refused after admission (another expensive read of the client running, the

@@ -188,6 +188,7 @@ class StrictGraphQLRouter(GraphQLRouter):
             refused = refused_whole(result)
             if refused is not None:  # over the key's limit before anything ran: REST's 429
                 raise refused
+            ErrorPolicy.coded_strays(result)  # an error raised outside every resolver
             if result.data:
                 result.data = conform(result.data)  # the response contract, as REST's (api/contract.py)
             return result

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from sqlalchemy.exc import OperationalError
 
-from tests.api.conftest import Api
+from api.app import create_app
+from pipeline.serving import serve_in_thread
+from tests.api.conftest import Api, Clock
 from tests.api.graph import gql
 
 ALIASES = "{ " + " ".join(f"a{i}: __typename" for i in range(16)) + " }"
@@ -74,3 +77,46 @@ def test_each_graphql_error_code_is_one_rest_problem_type() -> None:
 
     pairs = {(code, type_for(cls("x")).slug) for cls, code in CODES.items()}  # type: ignore[union-attr]
     assert len({code for code, _ in pairs}) == len({slug for _, slug in pairs}) == len(pairs), pairs
+
+
+class _CountsFailOnCharge:
+    """The key's counter store, failing as a database under it would (its statement and its
+    server in the message) when a mutation's writes are charged, after the request's admission."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def hit(self, key_id: str, window: int, conn: object = None, amount: int = 1) -> tuple[int, int]:
+        if amount > 1:
+            raise OperationalError(
+                "UPDATE rate_limit_counters SET hits = hits + 2", {}, Exception("server at 10.0.0.5 port 5432 closed")
+            )
+        return self.store.hit(key_id, window, conn, amount)
+
+    def undo(self, *args: object, **kwargs: object) -> None:
+        self.store.undo(*args, **kwargs)
+
+
+def test_a_failure_before_the_operation_runs_is_masked_coded_and_writes_nothing(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An unexpected error outside every resolver (the writes' charge, the cost walk: the
+    schema's extensions) is masked with code INTERNAL_SERVER_ERROR like a resolver's, and
+    logged; it reached the client as it was raised, the failing SQL and the database
+    server's address in its message, with no code, and was logged nowhere."""
+    app = create_app(api.world.settings, now=Clock())
+    services = app.state.services
+    services.limiter = _CountsFailOnCharge(services.limiter)
+    deposits = 'mutation { a: moveCash(amount: "1.00") { __typename } b: moveCash(amount: "1.00") { __typename } }'
+    with serve_in_thread(app) as base, httpx.Client(base_url=base, timeout=10) as http:
+        before = http.get("/api/portfolio/cash", headers={"X-API-Key": api.world.acme_key}).json()["items"]
+        answer = http.post("/graphql", json={"query": deposits}, headers={"X-API-Key": api.world.acme_key})
+        after = http.get("/api/portfolio/cash", headers={"X-API-Key": api.world.acme_key}).json()["items"]
+    body = answer.json()
+    assert body["data"] is None, body
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "INTERNAL_SERVER_ERROR" and error["message"].startswith("Unexpected error")
+    assert "rate_limit_counters" not in answer.text and "10.0.0.5" not in answer.text
+    assert after == before
+    logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
+    assert any("rate_limit_counters" in str(r.exc_info[1]) for r in logged), caplog.records
