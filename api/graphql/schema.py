@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 from typing import Any
 
@@ -131,12 +132,22 @@ class StrictGraphQLRouter(GraphQLRouter):
     def decode_json(self, data: str | bytes) -> object:
         """A GraphQL request is a JSON object (a list is a batch, which is off): any other
         JSON value is refused here, where Strawberry would have asked it for its keys."""
-        value = strict_json(data, text_rule=False)
+        value = _json(data, "the body")
         if not isinstance(value, dict | list):
             raise TransportError(400, f"the body must be a JSON object with a `query`, not a JSON {_kind(value)}")
         if isinstance(value, dict):
             _check_operation_name(value.get("operationName"))
         return value
+
+    def parse_query_params(self, params: Any) -> dict[str, object]:
+        """A GET's parameters, its `variables` and `extensions` decoded as JSON, each named
+        where it is not (`_json`): Strawberry said "Unable to parse request body as JSON" of
+        a request that has no body."""
+        params = dict(params)
+        for name in ("variables", "extensions"):
+            if params.get(name):
+                params[name] = _json(params[name], f"the `{name}` parameter")
+        return params
 
     async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
         """Strawberry's own refusals of a request (its transport: the content type, the
@@ -264,6 +275,18 @@ async def _kept_answer(request: Request, body: bytes) -> bytes | None:
     except VersionMoved:  # the keys moved meanwhile: checked afresh on the router's way
         start_over(request)
         return None
+
+
+def _json(data: str | bytes, what: str) -> object:
+    """`data` decoded as REST decodes a body (api/jsonbody.py `strict_json`); JSON that does
+    not decode is a 400 naming `what` it was (the body, a GET's `variables`) and where it
+    broke, as REST's body says it (api/problems.py)."""
+    try:
+        return strict_json(data, text_rule=False)
+    except json.JSONDecodeError as error:
+        raise TransportError(
+            400, f"{what} is not valid JSON: {error.msg} at character {error.pos}; send a JSON object"
+        ) from None
 
 
 def _check_operation_name(name: object) -> None:

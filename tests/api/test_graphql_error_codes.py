@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from api.app import create_app
 from pipeline.serving import serve_in_thread
-from tests.api.conftest import Api, Clock
+from tests.api.conftest import Api, Clock, assert_problem
 from tests.api.graph import gql
 
 ALIASES = "{ " + " ".join(f"a{i}: __typename" for i in range(16)) + " }"
@@ -120,3 +120,20 @@ def test_a_failure_before_the_operation_runs_is_masked_coded_and_writes_nothing(
     assert after == before
     logged = [r for r in caplog.records if r.levelname == "ERROR" and r.exc_info]
     assert any("rate_limit_counters" in str(r.exc_info[1]) for r in logged), caplog.records
+
+
+def test_json_that_does_not_decode_is_named_where_it_was_sent(api: Api) -> None:
+    """A GET's `variables` parameter and a POST's body that are not JSON each say which it
+    was and where it broke, as REST's body does; both were "Unable to parse request body as
+    JSON", a GET's too, which has no body."""
+    key = api.world.acme_key
+    document = "query($a: Int) { __typename }"
+    by_get = api.call("GET", "/graphql", key, params={"query": document, "variables": '{"a": 1'})
+    assert_problem(by_get, 400, "the `variables` parameter is not valid JSON", "send a JSON object")
+    assert "body" not in by_get.json()["detail"]
+    extensions = api.call("GET", "/graphql", key, params={"query": document, "extensions": "nope"})
+    assert_problem(extensions, 400, "the `extensions` parameter is not valid JSON")
+    posted = api.call(
+        "POST", "/graphql", key, content=b'{"query": "{ __typename }",}', headers={"content-type": "application/json"}
+    )
+    assert_problem(posted, 400, "the body is not valid JSON", "character 27")
