@@ -157,6 +157,9 @@ def parse_quantity(value: object, name: str, text: bool = False) -> int:
     refused there as 1.0 is in a body)."""
     if text and isinstance(value, str) and DIGITS.fullmatch(value):
         return int(value)
+    longer = too_many_digits(value) if text else None
+    if longer is not None:
+        raise InvalidInputError(f"{name} {longer}")
     if text or isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{name} must be a whole number of shares, not {repr(value)[:40]}")
     return value
@@ -175,7 +178,17 @@ def parse_quantity(value: object, name: str, text: bool = False) -> int:
 # say (a statement's cash movement, yes; a price or a share count, no).
 _UNSIGNED = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
 PRINTED_NUMBER = re.compile(rf"(?P<sign>[+\-\u2212]?)(?P<digits>{_UNSIGNED})|\((?P<owed>{_UNSIGNED})\)")
-DIGITS = re.compile(r"[0-9]{1,15}")  # a whole number as text: ASCII digits, nothing else
+WHOLE_DIGITS = 15  # the most digits a whole number as text may have
+DIGITS = re.compile(rf"[0-9]{{1,{WHOLE_DIGITS}}}")  # a whole number as text: ASCII digits, nothing else
+
+
+def too_many_digits(value: object) -> str | None:
+    """What is wrong with text that is a whole number's ASCII digits but more of them than
+    DIGITS takes ("has 19 digits; ..."), else None: such a number was refused as not being
+    a whole number, which it is."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) > WHOLE_DIGITS:
+        return f"has {len(value)} digits; a whole number here has at most {WHOLE_DIGITS}"
+    return None
 
 
 def printed_number(text: str) -> Decimal | None:

@@ -16,7 +16,7 @@ from api.contract import ApiModel, conform, shown
 from market import money
 from market.clock import supported_date
 from market.errors import InvalidInputError
-from market.money import DIGITS, MONEY_OUT, parse_money, parse_quantity
+from market.money import DIGITS, MONEY_OUT, parse_money, parse_quantity, too_many_digits
 
 T = TypeVar("T")
 
@@ -45,7 +45,8 @@ def _count_text(value: Any) -> Any:
     the rule a quantity in a query string follows (docs/api.md "Numbers in"); pydantic's lax
     integers took "1_0" as 10 and "+5", " 5" or "5.0" as 5. The int default passes as it is."""
     if isinstance(value, str) and not DIGITS.fullmatch(value):
-        raise ValueError(f"must be a whole number, its digits and nothing else, not {value[:40]!r}")
+        longer = too_many_digits(value)
+        raise ValueError(longer or f"must be a whole number, its digits and nothing else, not {value[:40]!r}")
     return value
 
 

@@ -169,3 +169,16 @@ def test_quantities_and_whole_numbers_read_json_numbers_as_before(api: Api) -> N
         headers={"content-type": "application/json"},
     )
     assert_problem(limit, 422, "valid integer")  # a strict whole number, as it was
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_whole_number_too_long_to_read_is_said_to_be_too_long(api: Api) -> None:
+    """A quantity or a page size in a query string of more digits than a whole number there
+    may have is refused as too long, not as something that is not a whole number: a
+    preview of 1000000000000000000 shares was told "the quantity must be a whole number of
+    shares", which it is."""
+    preview = {"side": "BUY", "symbol": "LIQ", "quantity": "1" + "0" * 18}
+    refused = assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params=preview), 422, "19 digits")
+    assert "whole number of shares, not" not in refused["detail"], refused["detail"]
+    assert_problem(api.acme("GET", "/api/portfolio/trade", params={"limit": "9" * 16}), 422, "16 digits", "at most 15")
+    assert_problem(api.acme("GET", "/api/portfolio/trade/preview", params={**preview, "quantity": "1e3"}), 422, "whole")
