@@ -336,6 +336,45 @@ class OneOperation(SchemaExtension):
         yield
 
 
+SCHEMA_FIELD = "__schema"
+
+
+def schema_reads(
+    schema: GraphQLSchema, document: DocumentNode, variables: dict[str, object] | None, operation_name: str | None
+) -> list[str]:
+    """The response names under which a query asks for `__schema` at its root, as execution
+    collects them (aliases, fragments, @skip and @include as `mutation_writes` reads them);
+    none for variables that do not coerce (execution runs nothing)."""
+    executor = Executor.build(schema, document, raw_variable_values=variables, operation_name=operation_name)
+    if isinstance(executor, list) or executor.operation.operation != OperationType.QUERY:
+        return []
+    fields = collect_fields(schema, executor.fragments, executor.variable_values, schema.query_type, executor.operation)
+    return [name for name, found in fields[0].items() if found[0].node.name.value == SCHEMA_FIELD]
+
+
+class OneSchemaRead(SchemaExtension):
+    """Refuses a query that asks for `__schema` more than once, as BAD_USER_INPUT before it
+    runs: introspection is outside the cost walk (its types are not the schema's own) and
+    Strawberry's depth limit, so 14 aliases of a nested `__schema` returned 1.4 MB in 3.5 s
+    for one counted request. The schema is the same each time; GraphiQL and code generators
+    ask once. `__type` (one named type) stays under the alias limit."""
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        document = context.graphql_document
+        if document is not None and not context.pre_execution_errors:
+            names = schema_reads(context.schema._schema, document, context.variables, context.operation_name)
+            if len(names) > 1:
+                context.pre_execution_errors = [
+                    GraphQLError(
+                        f"the query asks for __schema {len(names)} times ({', '.join(names)}); it is the same "
+                        "schema each time: ask for it once",
+                        extensions={"code": "BAD_USER_INPUT"},
+                    )
+                ]
+        yield
+
+
 class LongNumbers(SchemaExtension):
     """Refuses an operation with a number literal longer than api/jsonbody.py's
     MAX_NUMBER_DIGITS (the rule a JSON body's numbers keep), as BAD_USER_INPUT before the

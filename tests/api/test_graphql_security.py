@@ -289,6 +289,26 @@ def test_introspection_and_graphiql_on_by_default(api: Api) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_query_reads_the_schema_once(api: Api) -> None:
+    """Introspection is outside the cost walk and the depth limit: 14 aliases of a nested
+    `__schema` returned 1.4 MB in 3.5 s for one counted request. A query asking for it
+    twice, an alias in a fragment included, is refused before it runs; one read, and a
+    second skipped by @skip, answer as ever."""
+    key = api.world.acme_key
+    twice = "{ a: __schema { types { name } } ...F } fragment F on Query { b: __schema { types { name } } }"
+    refused = gql(api, twice, key).json()
+    (error,) = refused["errors"]
+    assert refused.get("data") is None and error["extensions"]["code"] == "BAD_USER_INPUT", refused
+    assert error["message"] == (
+        "the query asks for __schema 2 times (a, b); it is the same schema each time: ask for it once"
+    )
+    skipped = (
+        "query($no: Boolean!) { a: __schema { queryType { name } } b: __schema @skip(if: $no) { types { name } } }"
+    )
+    assert data(api, skipped, key, {"no": True}) == {"a": {"queryType": {"name": "Query"}}}
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_introspection_off_by_setting(unmade_settings: Settings) -> None:
     w = world.build(unmade_settings)
     with serve_in_thread(
