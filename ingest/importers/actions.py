@@ -652,6 +652,7 @@ def capital_changes(
     prices, renames, actions = joined.prices.drop(columns="name", errors="ignore"), joined.renames, list(joined.actions)
     counted = on_new_count_actions(_with_stored(prices, stored), actions, stored.splits if stored else ())
     actions, stored = counted.actions, _withdrawn(stored, counted.redated)
+    refuse_readjusted(prices, stored, counted.applicable, given.accepted)
     checked = _with_previous(prices, stored, counted.applicable)
     unchecked = refuse_adjusted(checked, counted.applicable, given.accepted)
     splits, warnings = file_splits(checked, counted.applicable)
@@ -822,10 +823,13 @@ def _by_symbol(prices: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {s: part.sort_values("date") for s, part in prices[["symbol", "date", "close"]].groupby("symbol")}
 
 
-def _around(bars: pd.DataFrame | None, action: CorporateAction) -> Around:
+def _around(bars: pd.DataFrame | None, action: CorporateAction | Split) -> Around:
+    """`bars`' closes either side of `action`'s day: a file's action's `effective` day, a
+    stored split's ex-date."""
     if bars is None:
         return Around()
-    before, after = bars[bars["date"] < action.effective], bars[bars["date"] >= action.effective]
+    day = action.effective if isinstance(action, CorporateAction) else action.ex_date
+    before, after = bars[bars["date"] < day], bars[bars["date"] >= day]
     last = (float(before["close"].iloc[-1]), before["date"].iloc[-1]) if len(before) else (None, None)
     first = (float(after["close"].iloc[0]), after["date"].iloc[0]) if len(after) else (None, None)
     return Around(*last, *first)
@@ -879,6 +883,43 @@ def refuse_adjusted(
             "SYMBOL:EX_DATE; nothing was imported"
         )
     return unchecked
+
+
+def refuse_readjusted(
+    prices: pd.DataFrame, stored: Stored | None, filed: list[CorporateAction], accepted: frozenset[tuple[str, date]]
+) -> None:
+    """InvalidInputError, before anything is stored, for each split the store holds of the
+    imported names whose ex-date the stored closes show (T0's rule, `explains`) and the
+    closes would no longer show with this import's rows in place of the stored ones
+    (`_with_stored`): a vendor's history resent already adjusted for it. Stored as
+    corrections, the split still applying to them, they read as a move of its ratio the
+    market never made (a +100% day at a 2-for-1 split's ex-date) in the returns, the
+    model's labels and a holder's past values. A split the file states (`refuse_adjusted`
+    judges it) and the (symbol, ex-date) `accepted` are not judged here."""
+    if stored is None or stored.rows.empty or prices.empty:
+        return
+    judged = {(a.symbol, a.effective) for a in filed} | accepted
+    given = stored.rows[~stored.rows["filled"].astype(bool)] if "filled" in stored.rows else stored.rows
+    was = _by_symbol(given)
+    now = _by_symbol(_with_stored(prices, stored))
+    refused = []
+    for split in (s for s in stored.splits if s.factor != 1 and (s.symbol, s.ex_date) not in judged):
+        before, after = _around(was.get(split.symbol), split), _around(now.get(split.symbol), split)
+        if None in (before.last, before.first, after.last, after.first) or before == after:
+            continue
+        if explains(before.last, before.first, split.factor) and not explains(after.last, after.first, split.factor):
+            refused.append(
+                f"{split.symbol} {split.ex_date} SPLIT {split.factor:g}: the closes either side of its ex-date would "
+                f"be {after.text()} (stored: {before.last:g} and {before.first:g})"
+            )
+    if refused:
+        raise InvalidInputError(
+            f"{len(refused)} stored split{'s' if len(refused) > 1 else ''} this import's closes no longer show: "
+            f"{'; '.join(refused)}: the files' prices look already adjusted for it, and stored over the unadjusted "
+            "ones the split would adjust them again (a move of its ratio the market never made). Import prices on "
+            "the count of their day, or keep the split over these closes with --accept-action SYMBOL:EX_DATE; "
+            "nothing was imported"
+        )
 
 
 def on_new_count(previous: float | None, close: float, volume: float, factor: float) -> bool:

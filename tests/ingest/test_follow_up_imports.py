@@ -244,3 +244,43 @@ def test_a_follow_up_rights_issue_is_priced_by_the_stored_close_and_a_stored_spl
     assert "1 read, 1 splits applied" in result.stdout and "warning" not in result.stdout
     assert "that no action explains: 0 (not adjusted" in result.stdout
     assert sorted(_splits(settings)) == [("AAA", "2024-02-01", pytest.approx(100 / 92)), ("BBB", "2024-02-01", 2.0)]
+
+
+@ON_SQLITE_ONLY
+def test_a_resent_history_already_adjusted_for_a_stored_split_is_refused(settings: Settings, tmp_path: Path) -> None:
+    """A review's run: AAA's unadjusted history and its 2-for-1 split (ex 2024-03-15) were
+    imported, then the vendor resent the history adjusted for it (the closes before the
+    ex-date halved) without the actions file. The import stored the halved closes as
+    corrections and exit 0, the stored split still applying to them: AAA's adjusted
+    history read 25 then 50.5 across the ex-date, a +100% day the market never had, in the
+    returns, the model's labels and a holder's past values. It is refused naming the split
+    and the closes, nothing stored; --accept-action takes the split as standing."""
+    days = [date(2024, 3, d) for d in range(11, 20) if date(2024, 3, d).weekday() < 5]
+
+    def history(adjusted: bool) -> str:
+        closes = [100 + i for i in range(len(days))]
+        return "symbol,date,close,volume\n" + "".join(
+            f"AAA,{d},{c / 2 if adjusted or d >= date(2024, 3, 15) else c:g},1000\n"
+            for d, c in zip(days, closes, strict=True)
+        )
+
+    (tmp_path / "first").mkdir()
+    (tmp_path / "first" / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio\nAAA,2024-03-15,split,2:1\n")
+    _imported(tmp_path / "first" / "prices.csv", history(adjusted=False))
+    resent = _written(tmp_path / "resent.csv", history(adjusted=True).split("\n", 1)[1])
+    result = cli("import", str(resent))
+    assert result.returncode == 1, result.stdout
+    assert result.stderr.strip() == (
+        "error: 1 stored split this import's closes no longer show: AAA 2024-03-15 SPLIT 2: the closes either "
+        "side of its ex-date would be 51.5 on 2024-03-14 and 52 on 2024-03-15 (stored: 103 and 52): "
+        "the files' prices look already adjusted for it, and stored over the unadjusted ones the split would "
+        "adjust them again (a move of its ratio the market never made). Import prices on the count of their day, "
+        "or keep the split over these closes with --accept-action SYMBOL:EX_DATE; nothing was imported"
+    )
+    with service_engine(settings).connect() as conn:
+        closes = {r["trading_date"]: r["close"] for r in current_rows(conn, tables.eod_prices)}
+    assert closes[date(2024, 3, 14)] == 103 and closes[date(2024, 3, 15)] == 52
+    follow_up = _written(tmp_path / "next.csv", "AAA,2024-03-20,52.5,1000\n")  # a day after: nothing to refuse
+    assert cli("import", str(follow_up)).returncode == 0
+    taken = cli("import", str(resent), "--accept-action", "AAA:2024-03-15")
+    assert taken.returncode == 0, taken.stderr
