@@ -290,7 +290,7 @@ def _check_stale(day: date, quotes: list[dict], previous_day: tuple[date, dict[s
     before, rows = previous_day
     both = [{**row, "symbol": symbol, "trading_date": before} for symbol, row in rows.items()]
     both += [{**row, "trading_date": day} for row in quotes]
-    if day in repeated_days(both):
+    if day in repeated_days(both, untraded=False):  # the calendar has no holiday sessions
         verdict.errors.append(
             f"every traded row repeats {before.isoformat()}'s verbatim (low, high, close, previous "
             f"close, volume): the previous session's page served again, not {day.isoformat()}'s"

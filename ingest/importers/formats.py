@@ -24,8 +24,9 @@ A file of any format with no row at all is a bad row of its own (`says_when_empt
 `FILE:0: empty file`, `FILE:1: no rows`), never a session silently missing.
 
 A day of any format whose traded rows all repeat the previous date's verbatim is a copy,
-not a session (`repeated_days`): the importer, the replay and the research frames leave
-it out and say so.
+not a session (`repeated_days`), and so is a day on which no row traded and every close is
+the date before's (a holiday's file): the importer, the replay and the research frames
+leave it out and say so.
 """
 
 from __future__ import annotations
@@ -600,7 +601,16 @@ REPEAT_MINIMUM_TRADED = 5  # traded rows a day needs before "all of them repeat"
 _REPEATED_FIELDS = ("low", "high", "close", "prev_close", "volume")
 
 
-def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
+class Copies(dict[date, date]):
+    """`repeated_days`' answer, {copy: the session it repeats}, with the copies on which no
+    row traded (`idle`), which `describe_repeated` words apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.idle: set[date] = set()
+
+
+def repeated_days(rows: Iterable[dict], *, untraded: bool = True) -> Copies:
     """The days that are copies of an earlier one: {copy: the session it repeats}.
 
     A day is a copy when it has at least REPEAT_MINIMUM_TRADED traded rows (volume > 0;
@@ -619,18 +629,38 @@ def repeated_days(rows: Iterable[dict]) -> dict[date, date]:
     names traded the same volume between the same low and high to the same close do not
     happen in real trading; one instrument's repeated bar can, and is kept. A run of
     copies (a long holiday) maps every copy to the session before the run.
+
+    With `untraded`, a day of REPEAT_MINIMUM_TRADED rows or more on which no row traded and
+    every close is the same name's of the date before (`_stands`) is a copy too (`idle`):
+    a vendor's file for a holiday that lists every name untraded at its last close. Read as
+    a session it was a zero-volume day for every name in the 20-day windows, and the
+    holiday's stale close the next session's for a label or a fill. A whole market without
+    a trade is no session in the NSE files (7 traded names on the thinnest day); a day
+    whose closes moved is one. T0 passes `untraded=False`: it reads a live exchange on its
+    own calendar, which has no holiday sessions, and a page of a session on which nothing
+    traded is not stale.
     """
     bars: dict[date, dict[str, tuple]] = {}
     for row in (r for r in rows if not is_index_row(r)):
         bars.setdefault(row["trading_date"], {})[row["symbol"]] = tuple(row.get(f) for f in _REPEATED_FIELDS)
-    copies: dict[date, date] = {}
+    copies = Copies()
     days = sorted(bars)
     for before, day in zip(days, days[1:]):
         previous = bars[before]
         traded = [(symbol, bar) for symbol, bar in bars[day].items() if bar[-1]]
         if len(traded) >= REPEAT_MINIMUM_TRADED and all(_repeats(previous.get(symbol), bar) for symbol, bar in traded):
             copies[day] = copies.get(before, before)
+        elif untraded and not traded and len(bars[day]) >= REPEAT_MINIMUM_TRADED:
+            if all(_stands(previous.get(symbol), bar) for symbol, bar in bars[day].items()):
+                copies[day] = copies.get(before, before)
+                copies.idle.add(day)
     return copies
+
+
+def _stands(earlier: tuple | None, bar: tuple) -> bool:
+    """Whether an untraded `bar` (`_REPEATED_FIELDS`) lists the close of `earlier`, the same
+    name's bar of the day before."""
+    return earlier is not None and bar[2] == earlier[2]
 
 
 def _repeats(earlier: tuple | None, bar: tuple) -> bool:
@@ -648,9 +678,14 @@ def _repeats(earlier: tuple | None, bar: tuple) -> bool:
 
 def describe_repeated(copies: dict[date, date]) -> list[str]:
     """One line per copied day, as the importer and the replay report them."""
+    idle = getattr(copies, "idle", set())
     return [
-        f"{day.isoformat()}: every traded row repeats {source.isoformat()}'s verbatim; left out as a copy, "
-        f"not a session"
+        (
+            f"{day.isoformat()}: no row traded and every close is {source.isoformat()}'s"
+            if day in idle
+            else f"{day.isoformat()}: every traded row repeats {source.isoformat()}'s verbatim"
+        )
+        + "; left out as a copy, not a session"
         for day, source in sorted(copies.items())
     ]
 

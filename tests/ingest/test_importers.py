@@ -160,6 +160,54 @@ def test_a_days_file_imported_alone_that_copies_the_stored_session_is_left_out(
     assert {p["trading_date"] for p in _prices(settings)} == {date(2010, 8, 3), date(2010, 8, 5)}
 
 
+def test_a_holidays_file_that_lists_every_name_untraded_at_its_last_close_is_left_out(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A review's run: a vendor's daily files for Christmas, Boxing Day and New Year's Day,
+    every name listed untraded at its last close (no traded row, so never a copy by the
+    traded rows' rule), were stored as three sessions on which nothing traded: the 20-day
+    windows read a zero-volume day for every name (ADV_20 and the zero-volume share), and a
+    label or a fill from the day before read the holiday's stale close as the next session.
+    A day of five or more rows, none traded and every close the same name's of the day
+    before, is left out as a copy, by the importer and the replay alike; a day on which
+    nothing traded but a close moved is a session."""
+    names = ("AAA", "BBB", "CCC", "DDD", "EEE")
+    root = tmp_path / "daily"
+
+    def day(when: str, closes: list[float], volume: int) -> None:
+        rows = [f"{s},{when},{c:g},{volume}" for s, c in zip(names, closes, strict=True)]
+        _write(root / f"{when.replace('-', '')}.csv", ["symbol,date,close,volume", *rows])
+
+    day("2024-12-24", [10, 20, 30, 40, 50], 100)
+    day("2024-12-25", [10, 20, 30, 40, 50], 0)  # Christmas: every name at its last close, untraded
+    day("2024-12-26", [10, 20, 30, 40, 50], 0)  # Boxing Day, the same
+    day("2024-12-27", [11, 20, 30, 40, 50], 100)
+    _write(  # a quiet session: no trade, but a close moved
+        root / "20241230.csv",
+        [
+            "symbol,date,close,volume",
+            "AAA,2024-12-30,11.5,0",
+            "BBB,2024-12-30,20,0",
+            "CCC,2024-12-30,30,0",
+            "DDD,2024-12-30,40,0",
+            "EEE,2024-12-30,50,0",
+        ],
+    )
+    result = cli("import", str(root))
+    assert result.returncode == 0, result.stderr
+    left_out = [line for line in result.stdout.splitlines() if line.startswith("left out: ")]
+    assert left_out == [
+        "left out: 2024-12-25: no row traded and every close is 2024-12-24's; left out as a copy, not a session",
+        "left out: 2024-12-26: no row traded and every close is 2024-12-24's; left out as a copy, not a session",
+    ]
+    with service_engine(settings).connect() as conn:
+        stored = {p["trading_date"] for p in current_rows(conn, tables.eod_prices)}
+    assert stored == {date(2024, 12, 24), date(2024, 12, 27), date(2024, 12, 30)}
+    from ingest.replay import ReplayMarket
+
+    assert ReplayMarket(root).days == [date(2024, 12, 24), date(2024, 12, 27), date(2024, 12, 30)]
+
+
 def test_a_market_with_few_trades_keeps_its_repeated_bars(settings: Settings, tmp_path: Path) -> None:
     """Under five traded rows, all of them repeating is not evidence of a copy: kept."""
     root = tmp_path / "daily"
