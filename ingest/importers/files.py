@@ -316,7 +316,7 @@ def import_path(
         report.changed = [c.line() for c in written.changed[:CHANGED_SHOWN]]
         report.indices = sorted(rows.indices)
         report.index_levels_inserted = _store_levels(conn, rows) if rows.levels else 0
-        report.index_moves = index_moves(rows.levels.values())
+        report.index_moves = index_moves(rows.levels.values(), levels_before(conn, rows.levels.values()))
         _store_instruments(conn, rows, held, ({"board": board, "currency": report.currency}, said), report)
         report.instruments_inserted += _retire_renamed(conn, rows, held)
         report.unmatched_actions = unmatched_actions(conn, rows, actions)
@@ -962,12 +962,15 @@ def _store_levels(conn: Connection, rows: _Rows) -> int:
     ).inserted
 
 
-def index_moves(levels: Iterable[dict]) -> list[str]:
+def index_moves(levels: Iterable[dict], stored: Iterable[dict] = ()) -> list[str]:
     """The import's index levels beyond T0's price band (SANITY_BAND, `actions.band_moves`)
-    from the index's previous level in the files, one line each: a misprinted level (a
-    point or a digit lost: 101.5 then 1015) was stored as the track record's benchmark
-    without a word, where a name's close past the band is reported. Stored as given."""
-    frame = pd.DataFrame([{"symbol": r["symbol"], "date": r["trading_date"], "close": r["level"]} for r in levels])
+    from the index's previous level, one line each: a misprinted level (a point or a digit
+    lost: 101.5 then 1015) was stored as the track record's benchmark without a word, where
+    a name's close past the band is reported. Stored as given. `stored`: each index's
+    stored level before its first imported one (`levels_before`), the previous level of
+    that one (a nightly one-day file's level was compared with nothing), never a move itself."""
+    rows = [*stored, *levels]
+    frame = pd.DataFrame([{"symbol": r["symbol"], "date": r["trading_date"], "close": r["level"]} for r in rows])
     moves = band_moves(frame, SANITY_BAND) if len(frame) else []
     return [
         f"{m.symbol} {m.day.isoformat()}: {m.previous_close:g} -> {m.close:g} ({m.move:+.1%}), beyond T0's band "
@@ -975,6 +978,21 @@ def index_moves(levels: Iterable[dict]) -> list[str]:
         "check the file"
         for m in moves
     ]
+
+
+def levels_before(conn: Connection, levels: Iterable[dict]) -> list[dict]:
+    """Each index's latest stored level (its current version) before its first day in
+    `levels`: what a follow-up import's first level is compared with (`index_moves`), as a
+    name's first close is with its last stored one (`actions.previous_closes`)."""
+    first: dict[str, date] = {}
+    for row in levels:
+        first[row["symbol"]] = min(row["trading_date"], first.get(row["symbol"], row["trading_date"]))
+    c, found = tables.index_levels.c, []
+    for symbol, day in sorted(first.items()):
+        last = conn.execute(select(func.max(c.trading_date)).where(c.symbol == symbol, c.trading_date < day))
+        if (before := last.scalar()) is not None:
+            found += current_rows(conn, tables.index_levels, where=[c.symbol == symbol, c.trading_date == before])
+    return found
 
 
 def _latest(found: dict[str, tuple], symbol: str, day: date, value: object) -> None:

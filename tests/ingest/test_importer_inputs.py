@@ -611,3 +611,26 @@ def test_an_index_level_beyond_the_band_is_a_warning(settings: Settings, tmp_pat
         "from its previous level (2024-01-03): stored as given, check the file"
     ]
     assert [r["level"] for r in _stored(settings, tables.index_levels)] == [100.5, 101.5, 1015.0]
+
+
+@ON_SQLITE_ONLY
+def test_a_nightly_index_level_beyond_the_band_from_the_stored_one_is_a_warning(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A review's run: the nightly file of one day, its index level misprinted (101.5 stored
+    the day before, then 1015), was stored as the track record's benchmark without a word:
+    the level was compared with the file's own levels only, and a one-day file has none
+    before it. Its first level is compared with the stored level before it, as a name's
+    first close is; the gap of a day without a level between them is no move."""
+    (tmp_path / "jan2.csv").write_text("symbol,date,close,volume\n^NASI,2024-01-02,100.5,0\n^NASI,2024-01-03,101.5,0\n")
+    assert cli("import", str(tmp_path / "jan2.csv")).returncode == 0
+    (tmp_path / "jan5.csv").write_text("symbol,date,close,volume\n^NASI,2024-01-05,1015,0\n")
+    result = cli("import", str(tmp_path / "jan5.csv"))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if line.startswith("warning: index level")] == [
+        "warning: index level ^NASI 2024-01-05: 101.5 -> 1015 (+900.0%), beyond T0's band (50% up or 33% down) "
+        "from its previous level (2024-01-03): stored as given, check the file"
+    ]
+    (tmp_path / "jan8.csv").write_text("symbol,date,close,volume\n^NASI,2024-01-08,1016,0\n")
+    later = cli("import", str(tmp_path / "jan8.csv"))
+    assert "warning: index level" not in later.stdout
