@@ -586,6 +586,35 @@ def previous_closes(stored: Stored, prices: pd.DataFrame, filed: set[tuple[str, 
     return last[["symbol", "date"]].assign(close=last["close"].to_numpy(dtype=float) / factors)
 
 
+def seam_moves(prices: pd.DataFrame, stored: Stored | None, actions: list[CorporateAction]) -> list[str]:
+    """A line for each name whose last row in `prices` and the first `stored` row the
+    files gave after it (its close on that row's count: times `factor_between` the stored
+    splits between the two days) lie beyond T0's band (`beyond_band`): a follow-up whose
+    rows sit before stored ones (a history resent on another count, a correction misprinted)
+    was read against the stored close before it only, and the jump to the one after was
+    stored unsaid. A name with an action of the file between the two days is not read (the
+    file's split explains it). Stored as given: either side may be the one in error."""
+    if stored is None or stored.rows.empty or prices.empty:
+        return []
+    given = stored.rows[~stored.rows["filled"].astype(bool)] if "filled" in stored.rows else stored.rows
+    last = prices.sort_values("date").groupby("symbol").tail(1).set_index("symbol")
+    after = given[given["symbol"].isin(last.index) & (given["date"] > given["symbol"].map(last["date"]))]
+    lines = []
+    for row in after.sort_values("date").groupby("symbol").head(1).itertuples():
+        day, close = last.at[row.symbol, "date"], float(last.at[row.symbol, "close"])
+        if any(a.symbol == row.symbol and day < a.effective <= row.date for a in actions):
+            continue
+        then = float(row.close) * factor_between(stored.splits, row.symbol, day, row.date)
+        if close > 0 and then > 0 and beyond_band(close, then, SANITY_BAND):
+            lines.append(
+                f"{row.symbol} {row.date}: {close:g} on {day} (this import's last row) -> {then:g} stored "
+                f"({then / close - 1:+.1%}), beyond T0's band ({band_text(SANITY_BAND)}): this import's rows and the "
+                "stored ones after them read a move the market may not have made (a history resent on another "
+                "count, or a misprint either side): stored as given, check the file against the stored close after it"
+            )
+    return lines
+
+
 def _with_previous(prices: pd.DataFrame, stored: Stored | None, actions: list[CorporateAction]) -> pd.DataFrame:
     """`prices` with each name's previous stored close before its first row (`previous_closes`),
     those rows marked in the STORED column."""
@@ -665,7 +694,14 @@ def capital_changes(
         applied=tuple(sorted([*splits, *moves.implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=moves.implied,
         repeated=joined.repeated,
-        warnings=(*renames.warnings, *counted.waiting(), *unchecked, *warnings, *moves.overlaid),
+        warnings=(
+            *renames.warnings,
+            *counted.waiting(),
+            *unchecked,
+            *warnings,
+            *moves.overlaid,
+            *seam_moves(prices, stored, counted.applicable),
+        ),
         moved=tuple(counted.moved),
         redated=tuple(counted.redated),
         limit=limit,

@@ -284,3 +284,34 @@ def test_a_resent_history_already_adjusted_for_a_stored_split_is_refused(setting
     assert cli("import", str(follow_up)).returncode == 0
     taken = cli("import", str(resent), "--accept-action", "AAA:2024-03-15")
     assert taken.returncode == 0, taken.stderr
+
+
+@ON_SQLITE_ONLY
+def test_a_correction_that_leaves_a_jump_to_the_stored_close_after_it_is_a_warning(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A review's run: AAA's history to 2024-01-31 stored, then the vendor resent its first
+    ten sessions halved (another count). They were stored as corrections with exit 0 and
+    "moves beyond T0's band ... that no action explains: 0", though AAA's stored history now
+    read 54.5 on 2024-01-12 and 110 on 2024-01-15 (+101.8%): a follow-up's rows were read
+    against the stored close before them only, never the one after. That seam is read too,
+    and the move named on a warning line (stored as given: either side may be the one in
+    error); a correction within the band says nothing."""
+    days = [date(2024, 1, d) for d in range(1, 32) if date(2024, 1, d).weekday() < 5]
+    _imported(
+        tmp_path / "all.csv",
+        "symbol,date,close,volume\n" + "".join(f"AAA,{d},{100 + i},1000\n" for i, d in enumerate(days)),
+    )
+    resent = _written(
+        tmp_path / "resent.csv", "".join(f"AAA,{d},{(100 + i) / 2:g},1000\n" for i, d in enumerate(days[:10]))
+    )
+    result = cli("import", str(resent))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if "stored close after" in line] == [
+        "warning: AAA 2024-01-15: 54.5 on 2024-01-12 (this import's last row) -> 110 stored (+101.8%), beyond "
+        "T0's band (50% up or 33% down): this import's rows and the stored ones after them read a move the "
+        "market may not have made (a history resent on another count, or a misprint either side): stored as "
+        "given, check the file against the stored close after it"
+    ]
+    fixed = _written(tmp_path / "fixed.csv", "".join(f"AAA,{d},{100.5 + i:g},1000\n" for i, d in enumerate(days[:10])))
+    assert "stored close after" not in cli("import", str(fixed)).stdout
