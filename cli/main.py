@@ -436,6 +436,8 @@ def _echo_read(report: ImportReport, currency: str) -> None:
         )
     for move in report.index_moves:
         typer.echo(f"warning: index level {move}")
+    if report.untraded_moves:
+        typer.echo(f"warning: {report.untraded_moves}")
 
 
 def _echo_types(source: str, not_ordinary: dict[str, str]) -> None:

@@ -114,7 +114,15 @@ from ingest.importers.formats import (
     second_rows,
 )
 from ingest.importers.renames import RENAME, Reuse, Stored, kept_line
-from ingest.importers.untraded import NO_TRADE, NOT_IN_FILE, THIN_AROUND, thin_days, unread_rows, untraded_rows
+from ingest.importers.untraded import (
+    NO_TRADE,
+    NOT_IN_FILE,
+    THIN_AROUND,
+    moved_untraded,
+    thin_days,
+    unread_rows,
+    untraded_rows,
+)
 from market.clock import MONDAY_TO_FRIDAY, WEEKDAY_NAMES, exchange_date, utc_now, weekdays_text
 from market.errors import InvalidInputError
 from market.instruments import infer_instrument_type, instrument_type, is_ordinary
@@ -146,6 +154,7 @@ class ImportReport:
     untraded_inserted: int = 0  # no-trade rows of listed names a day's file left out (`_store_untraded`)
     untraded_changed: int = 0  # an earlier import's no-trade rows put again on the current count (`_store_untraded`)
     thin_days: list[str] = field(default_factory=list)  # days with rows of too few names to be sessions (`thin_days`)
+    untraded_moves: str | None = None  # untraded rows whose close moved (`untraded.moved_untraded`)
     instruments: int = 0
     instruments_inserted: int = 0
     lacks: list[str] = field(default_factory=list)
@@ -372,6 +381,7 @@ def _first_pass(
     kept, seconds = second_rows(i for i in first if i["trading_date"] not in copies)
     kept = [i for i in kept if not is_index_row(i)]
     report.second_rows = seconds.lines()
+    report.untraded_moves = moved_untraded(kept)
     currencies, unstated = row_currencies(i for i in first if not is_index_row(i))
     stored = stored_history(engine, {i["symbol"] for i in kept} | _renamed_symbols(capital, path))
     return FirstPass(read, copies, _capital(kept, capital, path, stored), currencies, unstated, len(first))

@@ -203,3 +203,28 @@ def with_untraded_rows(prices: pd.DataFrame, shorter_than: int, unread: frozense
         out = out.reset_index(drop=True)
     out.attrs = {**prices.attrs, "untraded_rows": len(added), "thin_days": thin_days(prices)}
     return out
+
+
+MOVED_SHOWN = 3  # untraded rows whose close moved, named on the import's line; the rest are counted
+
+
+def moved_untraded(rows: Iterable[dict]) -> str | None:
+    """The rows without a trade (volume 0) whose close is not the same name's previous row's
+    in the files, counted and the first MOVED_SHOWN named (by file and line): a close that
+    moves on a day nothing traded is a quote, a reference price or a close restated on a
+    new count, and the returns, the model's labels and the backtest read it as a move. T0
+    warns of each such row (`ingest.exchange.validation`); stored as given. None: none."""
+    last: dict[str, float] = {}
+    moved = []
+    for row in sorted(rows, key=lambda r: (r["symbol"], r["trading_date"])):
+        before = last.get(row["symbol"])
+        if not row["volume"] and before is not None and row["close"] != before:
+            moved.append(f"{row['symbol']} {row['trading_date']}: {before:g} -> {row['close']:g} ({row.get('_line')})")
+        last[row["symbol"]] = row["close"]
+    if not moved:
+        return None
+    return (
+        f"{len(moved):,} untraded row{'s' if len(moved) > 1 else ''} whose close moved from the name's previous close "
+        "in the files (a close on a day without a trade is a quote, a reference price or a restated one, read as a "
+        f"return: stored as given), the first: {'; '.join(moved[:MOVED_SHOWN])}"
+    )

@@ -634,3 +634,25 @@ def test_a_nightly_index_level_beyond_the_band_from_the_stored_one_is_a_warning(
     (tmp_path / "jan8.csv").write_text("symbol,date,close,volume\n^NASI,2024-01-08,1016,0\n")
     later = cli("import", str(tmp_path / "jan8.csv"))
     assert "warning: index level" not in later.stdout
+
+
+@ON_SQLITE_ONLY
+def test_an_untraded_row_whose_close_moved_is_counted_and_named(settings: Settings, tmp_path: Path) -> None:
+    """A review's run: BBB's row of 2024-01-04 had no volume and a close of 10.5 after 10
+    (a vendor that writes the closing bid, or a reference price, where nothing traded) and
+    was stored without a word, read as a +5% return by the model's labels and the backtest;
+    T0 warns of the same row. The import counts such rows and names the first ones; they
+    are stored as given. A row at its last close without a trade says nothing."""
+    prices = tmp_path / "p.csv"
+    prices.write_text(
+        "symbol,date,close,volume\nAAA,2024-01-02,20,100\nAAA,2024-01-03,20,0\nAAA,2024-01-04,21,100\n"
+        "BBB,2024-01-02,10,100\nBBB,2024-01-03,10,0\nBBB,2024-01-04,10.5,0\n"
+    )
+    result = cli("import", str(prices))
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if "untraded row" in line] == [
+        "warning: 1 untraded row whose close moved from the name's previous close in the files (a close on a day "
+        "without a trade is a quote, a reference price or a restated one, read as a return: stored as given), the "
+        f"first: BBB 2024-01-04: 10 -> 10.5 ({prices}:7)"
+    ]
+    assert sorted(r["close"] for r in _stored(settings) if r["symbol"] == "BBB") == [10, 10, 10.5]
