@@ -276,8 +276,9 @@ def _jamaica_calendar(closures: frozenset[date]) -> TradingCalendar:
 
 # The version of the rules that turn files into trading dates; an index written under other
 # rules is stale like one written from other files. 2: the days that copy the session
-# before are not sessions (ingest.importers.formats.repeated_days).
-REPLAY_CALENDAR_RULES = 2
+# before are not sessions (ingest.importers.formats.repeated_days); 3: nor is a day of
+# untraded rows all at the day before's closes (a holiday's file).
+REPLAY_CALENDAR_RULES = 3
 
 
 def replay_signature(path: Path) -> str:

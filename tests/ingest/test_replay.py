@@ -95,7 +95,7 @@ def test_a_generic_csv_replays_through_t0_as_the_file_says(settings: Settings, o
         )
         for w in reports[-1].warnings
     )
-    assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 3
+    assert check_delivery(service_engine(settings), date(2021, 3, 5), market.calendar)["active_instruments"] == 3
 
 
 SPLIT_PRICES = """symbol,date,close,volume
@@ -270,7 +270,7 @@ def test_a_name_that_did_not_trade_on_the_files_last_days_stays_listed(settings:
         kinds = {(a["symbol"], a["kind"]) for a in current_rows(conn, tables.corporate_actions)}
     assert instruments["BBB"]["delisted_on"] is None and ("BBB", "DELISTING") not in kinds
     assert _prices(settings)[("BBB", "2021-03-05")]["close"] == 4.10  # untraded, at its last close
-    assert check_delivery(service_engine(settings), date(2021, 3, 5))["active_instruments"] == 2
+    assert check_delivery(service_engine(settings), date(2021, 3, 5), market.calendar)["active_instruments"] == 2
     (tmp_path / "corporate_actions.csv").write_text("symbol,ex_date,kind,ratio,price\nBBB,2021-03-03,delisting,,4\n")
     gone = ReplayMarket(path).day(date(2021, 3, 3))
     assert [(n["symbol"], n["kind"], n["amount"]) for n in gone.notices] == [("BBB", "DELISTING", 4.0)]
@@ -463,7 +463,7 @@ def _deliver_over_http(
             }, (symbol, day)
             assert got["open"] is got["bid"] is got["ask"] is got["trades"] is None  # the files lack them
         if preflight:
-            check_delivery(service_engine(settings), day)  # the pre-flight passes a replayed day
+            check_delivery(service_engine(settings), day, replay.calendar)  # the pre-flight passes a replayed day
     with service_engine(settings).connect() as conn:
         assert {r["currency"] for r in current_rows(conn, tables.instruments)} == {"KES"}
     return stored
@@ -511,7 +511,7 @@ def test_a_real_unreadable_row_is_no_no_trade_row(settings: Settings, nse_data: 
     symbol = bad[0].symbol
     assert symbol is not None and (symbol, "2019-10-15") in stored and (symbol, day.isoformat()) not in stored
     with pytest.raises(NotReadyError, match=f"T0 delivery for 2019-10-16 lacks 1 active instruments: {symbol}$"):
-        check_delivery(service_engine(settings), day)
+        check_delivery(service_engine(settings), day, nse_replay.calendar)
     assert symbol not in {b["symbol"] for b in nse_replay.day(day).bars}
     assert ABSENT_STATUS not in {b["status"] for b in nse_replay.day(day).bars}
 
