@@ -19,7 +19,10 @@ period, release date) and a plain-language reading:
   35, HIGH above 60, else ELEVATED.
 
 A parameter whose inputs are not all published yet is not stored; the stage says which
-input is missing.
+input is missing. Nor is one with a level its change is measured by as a ratio (`LEVELS`:
+M2, the USD rate, reserves) published at 0 or below (a placeholder, a typo): the ratio
+would divide by zero or flip its sign; the stage names that input with its value and
+period, and the week's other parameters are stored.
 
 Pure: the callers read the stored rows (T3's stage, pipeline/macro_stage.py; the desk's
 insights) and pass them in (`observations`, `latest_parameters`); nothing here opens a
@@ -230,6 +233,9 @@ def _input(series: dict[str, Series], code: str, steps: int = 0) -> ParameterInp
 
 
 Inputs = dict[str, ParameterInput | None]
+LEVELS = frozenset(  # the inputs a parameter takes a ratio of: a level at 0 or below gives no change
+    {"m2", "m2_12m_before", "usdjmd", "usdjmd_3m_before", "reserves", "reserves_3m_before"}
+)
 Score = Callable[[dict[str, ParameterInput]], tuple[float, str]]
 
 
@@ -310,7 +316,7 @@ def parameters(observations: list[Observation], week: date) -> tuple[list[MacroP
     missing: dict[str, list[str]] = {}
     for name, build in PARAMETERS.items():
         inputs, score = build(series)
-        absent = [k for k, v in inputs.items() if v is None]
+        absent = [k for k, v in inputs.items() if v is None] + _unusable(inputs)
         if absent:
             missing[name] = absent
             continue
@@ -318,6 +324,15 @@ def parameters(observations: list[Observation], week: date) -> tuple[list[MacroP
         value, reading = score(known)
         rows.append(MacroParameter(week, name, value, reading, known, MODEL_VERSION))
     return rows, missing
+
+
+def _unusable(inputs: Inputs) -> list[str]:
+    """The `LEVELS` among `inputs` published at 0 or below, each named with its value and period."""
+    return [
+        f"{name} ({i['value']} for {i['period']}: no change is measured from a level at 0 or below)"
+        for name, i in inputs.items()
+        if name in LEVELS and i is not None and i["value"] <= 0
+    ]
 
 
 def latest_parameters(stored: Iterable[Mapping[str, object]], today: date) -> list[MacroParameter]:

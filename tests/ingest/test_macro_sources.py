@@ -331,3 +331,19 @@ def test_a_source_at_an_address_holding_credentials_fails_without_showing_them(s
         fetch_all(settings, AFTER_REVISION, http)
     assert refused.value.detail.startswith("BOJ: http://***@macro.example/"), refused.value.detail
     assert "macro-pw" not in refused.value.detail
+
+
+def test_a_published_zero_leaves_out_the_change_measured_from_it_and_stores_the_rest(institutions) -> None:
+    """The central bank publishing reserves of 0 three months before the latest (a placeholder,
+    a typo) made T3 divide by zero: the stage failed, stored none of the week's releases and
+    none of its parameters, and failed again every week while the source listed the zero.
+    The change that would be measured from it is not computed and says why; the rest is."""
+    moving, settings = institutions
+    base = [r for r in ECONOMY.published("NIR", FIRST_SEEN) if r.period == "2026-07"]
+    moving.site.economy = _republished({(r.period, r.release_date): replace(r, value=0.0) for r in base})
+    outcome = run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    assert outcome.summary["parameters"] == 2 and outcome.summary["releases_new"] > 0
+    assert outcome.summary["missing"] == (
+        "fx_pressure: reserves_3m_before (0.0 for 2026-07: no change is measured from a level at 0 or below)"
+    )
+    assert {r["parameter"] for r in outcome.tables["parameters"]} == {"rates_regime", "macro_risk"}
