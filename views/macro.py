@@ -16,6 +16,8 @@ average; for a quarter, the mean of its three months), as known `as_of` the same
 FX rates are JMD per unit of the foreign currency, so X in USD is X x USDJMD in JMD, and
 X in JMD is X / GBPJMD in GBP. Each converted value says which rates were used. When a
 period's rate is not published yet, the latest earlier month's rate is used and named.
+A rate published at 0 or below (a placeholder, a typo) is no rate: a value that needs it
+is not converted, and its note names that rate, its month and its value.
 Rates, indices and percentages have no currency and are never converted.
 """
 
@@ -190,9 +192,9 @@ def _item(row: Observation, target: str | None, fx: FxSeries) -> Indicator:
     for code, power in ((row["currency"], 1), (target, -1)):
         if code == HOME:
             continue
-        rate = _rate(fx.get(code + HOME, {}), row["period"])
-        if rate is None:
-            return {**item, "note": f"no {code}{HOME} rate is published for {row['period']} or earlier; not converted"}
+        rate = _rate(fx.get(code + HOME, {}), code + HOME, row["period"])
+        if isinstance(rate, str):
+            return {**item, "note": f"{rate}; not converted"}
         used.append(rate)
         factor *= rate["rate"] ** power
     unit = row["unit"].replace(row["currency"], target)
@@ -220,20 +222,24 @@ def period_months(period: str) -> list[str]:
     return [f"{year}-{m:02d}" for m in range(int(quarter) * 3 - 2, int(quarter) * 3 + 1)]
 
 
-def _rate(months: dict[str, Observation], period: str) -> Rate | None:
+def _rate(months: dict[str, Observation], pair: str, period: str) -> Rate | str:
     """The FX rate of `period` (a quarter: the mean of its months), or the latest earlier
-    month's when none of its months is published yet; None when there is no rate at all."""
+    month's when none of its months is published yet; else why there is none to convert
+    with: no rate at all, or one published at 0 or below (a placeholder, a typo), which is
+    no rate (dividing by it failed the read, multiplying by it showed a value of 0)."""
     wanted = period_months(period)
     found = [months[m] for m in wanted if m in months]
     note = None
     if not found:
         earlier = sorted(m for m in months if m < wanted[0])
         if not earlier:
-            return None
+            return f"no {pair} rate is published for {period} or earlier"
         found = [months[earlier[-1]]]
         note = f"the {period} rate is not published yet; the {earlier[-1]} rate is used"
     elif len(found) < len(wanted):
         note = f"only {', '.join(r['period'] for r in found)} of {period} are published; their mean is used"
+    if bad := next((r for r in found if r["value"] <= 0), None):
+        return f"the {pair} rate published for {bad['period']} is {bad['value']}, not a rate"
     return {
         "pair": found[0]["indicator_code"],
         "periods": [r["period"] for r in found],

@@ -243,3 +243,21 @@ def test_a_change_over_six_months_or_a_year_reads_those_periods_not_the_sixth_on
     )
     assert "rates_regime" not in {r.parameter for r in rows}
     assert missing["rates_regime"] == ["policy_rate_6m_before"]
+
+
+def test_a_rate_published_at_0_or_below_converts_nothing_and_says_so(engine: Engine) -> None:
+    """A GBPJMD rate of 0 for a month (a placeholder, a typo) answered every `currency=GBP`
+    read with a 500 (0 to the power -1), and a USDJMD rate of 0 showed reserves of JMD 0 as
+    if converted; a negative one, negative reserves. Such a value is not a rate: nothing is
+    converted with it, and the note says which rate of which month it was."""
+    _store(engine, [("GBPJMD", "2026-09", 0.0, date(2026, 12, 1)), ("USDJMD", "2026-09", -154.0, date(2026, 12, 1))])
+    for currency, code, shown, pair, rate in (
+        ("GBP", "GDP", (300_000.0, "JMD"), "GBPJMD", 0.0),
+        ("JMD", "NIR", (5_000.0, "USD"), "USDJMD", -154.0),
+    ):
+        item = _by_code(engine, currency=currency)[code]
+        assert ((item["value"], item["currency"]), item["original"], item["fx"]) == (shown, None, [])
+        assert item["note"] == f"the {pair} rate published for 2026-09 is {rate}, not a rate; not converted"
+    assert _by_code(engine, currency="GBP", as_of=date(2026, 11, 30))["NIR"]["value"] == pytest.approx(
+        5_000 * 154 / 200
+    )
