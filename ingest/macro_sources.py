@@ -6,6 +6,8 @@ Each adapter returns observations ready for `macro_observations`: source, catego
 indicator code, period (YYYY-MM or YYYY-Qn), frequency, value, unit, currency (of money
 values; null for rates, indices and percentages) and release date. A revision is simply
 another release of the same period and becomes another row; nothing is overwritten.
+A release listed twice in one file (same indicator, period and release date) is one
+release when both give one value, and refuses the file when they give two (`_once`).
 
 A file that cannot be read whole is refused whole (SourceFormatError naming the source,
 the series and the line), so a stage never stores half a release: a value is read by the
@@ -21,10 +23,11 @@ import csv
 import io
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import astuple, dataclass
 from datetime import date, datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from lxml import html as lxml_html
@@ -110,10 +113,12 @@ def parse_boj_csv(code: str, text: str) -> list[dict[str, Any]]:
             )
         period, value, release_date = cells
         released = _iso_date("BOJ", release_date, f"{code} {where}")
-        rows.append(_observation(_Published("BOJ", code, period, value, unit, BOJ_SERIES[code][1], released), where))
+        rows.append(
+            (where, _observation(_Published("BOJ", code, period, value, unit, BOJ_SERIES[code][1], released), where))
+        )
     if not rows:
         raise SourceFormatError(f"BOJ: {code}: the download has no observations")
-    return rows
+    return _once("BOJ", rows)
 
 
 def parse_statin_html(text: str) -> list[dict[str, Any]]:
@@ -139,10 +144,10 @@ def parse_statin_html(text: str) -> list[dict[str, Any]]:
                 f"STATIN: row {number}: release date '{released}' is not like 05 Nov 2026"
             ) from None
         published = _Published("STATIN", code, period, value, unit, currency or None, day)
-        rows.append(_observation(published, f"row {number}"))
+        rows.append((f"row {number}", _observation(published, f"row {number}")))
     if not rows:
         raise SourceFormatError(f"STATIN: the indicators table has no observations (of {', '.join(STATIN_CATEGORIES)})")
-    return rows
+    return _once("STATIN", rows)
 
 
 def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
@@ -159,10 +164,32 @@ def parse_pioj_pdf(data: bytes, settings: Settings) -> list[dict[str, Any]]:
             raise SourceFormatError(f"PIOJ: line {number}: '{' '.join(fields)}' is not Code Period Value Unit Released")
         code, period, value, unit, released = fields
         day = _iso_date("PIOJ", released, f"line {number}")
-        rows.append(_observation(_Published("PIOJ", code, period, value, unit, None, day), f"line {number}"))
+        rows.append(
+            (f"line {number}", _observation(_Published("PIOJ", code, period, value, unit, None, day), f"line {number}"))
+        )
     if not rows:
         raise SourceFormatError("PIOJ: the bulletin has no estimates table")
-    return rows
+    return _once("PIOJ", rows)
+
+
+_Row = TypeVar("_Row", bound=Mapping[str, object])
+
+
+def _once(source: str, read: list[tuple[str, _Row]]) -> list[_Row]:
+    """The observations `read` (each with where it was read), each release (indicator,
+    period, release date: `macro_observations`' key) once: listed twice with one value it is
+    one release; with two values the file is refused, naming both places, since which one
+    the source means is not the reader's guess."""
+    first: dict[tuple[object, ...], tuple[str, _Row]] = {}
+    for where, row in read:
+        key = (row["indicator_code"], row["period"], row["release_date"])
+        held_where, held = first.setdefault(key, (where, row))
+        if held["value"] != row["value"]:
+            raise SourceFormatError(
+                f"{source}: {key[0]} {key[1]} released {key[2]} is listed twice, with "
+                f"{held['value']} ({held_where}) and {row['value']} ({where})"
+            )
+    return [row for _, row in first.values()]
 
 
 def _iso_date(source: str, text: str, where: str) -> date:

@@ -347,3 +347,30 @@ def test_a_published_zero_leaves_out_the_change_measured_from_it_and_stores_the_
         "fx_pressure: reserves_3m_before (0.0 for 2026-07: no change is measured from a level at 0 or below)"
     )
     assert {r["parameter"] for r in outcome.tables["parameters"]} == {"rates_regime", "macro_risk"}
+
+
+def _listed_twice(value_again: float) -> tuple[MacroEconomy, Release]:
+    """The simulated economy whose central bank lists its latest NIR release a second time."""
+    economy, latest = MacroEconomy(), ECONOMY.published("NIR", FIRST_SEEN)[-1]
+    economy.releases = {**ECONOMY.releases, "NIR": [*ECONOMY.releases["NIR"], replace(latest, value=value_again)]}
+    return economy, latest
+
+
+def test_a_release_listed_twice_is_stored_once_and_two_values_for_it_are_refused(institutions) -> None:
+    """A download listing one release (period, release date) twice made T3 fail with "two
+    rows for the same key", and fail again every week while the source listed it: with the
+    same value it is one release, stored once; with two values the file is refused, naming
+    the series and both lines, since which one the source means is not the reader's guess."""
+    moving, settings = institutions
+    moving.site.economy, latest = _listed_twice(ECONOMY.published("NIR", FIRST_SEEN)[-1].value)
+    outcome = run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    assert outcome.summary["parameters"] == 3 and _nir(service_engine(settings), None)["value"] == latest.value
+    moving.site.economy, _ = _listed_twice(latest.value + 1)
+    from market.errors import StageFailedError
+
+    named = (
+        rf"BOJ: NIR {latest.period} released {latest.release_date} is listed twice, with {latest.value} \(line \d+\)"
+    )
+    with pytest.raises(StageFailedError, match=named + rf" and {latest.value + 1} \(line \d+\)"):
+        run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    assert _nir(service_engine(settings), None)["value"] == latest.value  # stored once, nothing of the refused file
