@@ -14,7 +14,8 @@ the series and the line), so a stage never stores half a release: a value is rea
 rule every printed figure is (`market.money.printed_number`: "1,234.5", "+0.8", "-0.6" and
 "\u22120.6" read; a decimal comma "1,2", a mark "1.1p", "1e5", "inf", "nan" or "n/a" are
 refused, not read as another number or dropped, and so is a figure too large for a float),
-and a PIOJ line that starts with an indicator code must be a whole row of the table.
+and a PIOJ line that starts with an indicator code must be a whole row of the table. A
+period must have begun by its release date (an outlook's within `FORECAST_REACH`).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def _observation(published: _Published, where: str) -> dict[str, Any]:
     source, code, period, value, unit, currency, released = astuple(published)
     if not PERIOD.match(period):
         raise SourceFormatError(f"{source}: {code} {where}: period '{period}' is not YYYY-MM or YYYY-Qn")
+    _begun_by(f"{source}: {code} {where}", code, period, released)
     number = printed_number(str(value).strip())  # the one rule every printed figure is read by
     if number is None:
         raise SourceFormatError(f"{source}: {code} {where}: value '{value}' is not a number")
@@ -85,6 +87,21 @@ def _observation(published: _Published, where: str) -> dict[str, Any]:
         "currency": currency,
         "release_date": released,
     }
+
+
+FORECAST_REACH = {"outlook": 366}  # days a period of the category may start after its release: a forecast's
+
+
+def _begun_by(where: str, code: str, period: str, released: date) -> None:
+    """SourceFormatError unless `period` started on or before `released` (a forecast's, within
+    `FORECAST_REACH` days after): a figure of a period that has not begun is a typo (2062-10
+    for 2026-10), and stored it would stay the series' latest period for good."""
+    year, part = period.split("-")
+    start = date(int(year), int(part[1:]) * 3 - 2 if part.startswith("Q") else int(part), 1)
+    reach = FORECAST_REACH.get(CATEGORIES[code], 0)
+    if (start - released).days > reach:
+        after = f"more than {reach} days after" if reach else "after"
+        raise SourceFormatError(f"{where}: period '{period}' starts {after} its release date {released}")
 
 
 BOJ_COLUMNS = ["period", "value", "release_date"]

@@ -374,3 +374,28 @@ def test_a_release_listed_twice_is_stored_once_and_two_values_for_it_are_refused
     with pytest.raises(StageFailedError, match=named + rf" and {latest.value + 1} \(line \d+\)"):
         run_stage("t3_macro", FIRST_SEEN, settings=settings)
     assert _nir(service_engine(settings), None)["value"] == latest.value  # stored once, nothing of the refused file
+
+
+def test_a_period_that_starts_after_its_release_refuses_the_file_unless_an_outlook(institutions) -> None:
+    """A release whose period is a typo ahead of its release date (2062-10 for 2026-10) was
+    stored and served as the series' latest period for good: kept when the source fixed its
+    file (a release no longer listed is kept), it hid every later month from the indicators
+    and left the parameters measured from the series out every week after. A figure for a
+    period that has not begun is refused, naming the line; an outlook is a forecast, and its
+    period may start up to a year after its release."""
+    moving, settings = institutions
+    latest = ECONOMY.published("NIR", FIRST_SEEN)[-1]
+    economy = MacroEconomy()
+    economy.releases = {**ECONOMY.releases, "NIR": [*ECONOMY.releases["NIR"], replace(latest, period="2062-10")]}
+    moving.site.economy = economy
+    from market.errors import StageFailedError
+
+    ahead = rf"BOJ: NIR line \d+: period '2062-10' starts after its release date {latest.release_date}"
+    with pytest.raises(StageFailedError, match=ahead):
+        run_stage("t3_macro", FIRST_SEEN, settings=settings)
+    with service_engine(settings).connect() as conn:
+        assert row_counts(conn, [tables.macro_observations])["macro_observations"] == 0
+    outlook = parse_pioj_pdf(_bulletin(("GROWTH_OUTLOOK", "2027-Q3", "1.2", "percent", "2026-11-20")), Settings())
+    assert [(r["period"], r["value"]) for r in outlook] == [("2027-Q3", 1.2)]
+    with pytest.raises(SourceFormatError, match=r"PIOJ: GROWTH_OUTLOOK line \d+: period '2028-Q1' starts more than"):
+        parse_pioj_pdf(_bulletin(("GROWTH_OUTLOOK", "2028-Q1", "1.2", "percent", "2026-11-20")), Settings())
