@@ -237,6 +237,23 @@ FEATURE_LABELS = {
 }
 assert list(FEATURE_LABELS) == FEATURE_NAMES, "one label per feature, in the registry's order"
 
+# The labels of inputs earlier feature sets had (FEATURE_SET's history above): a prediction
+# stored under one of them keeps its reasons and names those inputs, and a client reads them
+# by the label they were shown under, never by the registry name.
+RETIRED_FEATURE_LABELS = {
+    "momentum_60": "Momentum, 60 days",  # until core14-v2
+    "bollinger_bandwidth": "Bollinger bandwidth (20 days)",  # until core14-v3
+    "close_location": "Close in the day's range",  # until core14-v4
+    "spread_pct": "Closing spread",  # until core14-v4
+}
+assert not set(RETIRED_FEATURE_LABELS) & set(FEATURE_LABELS), "a retired input is not a current one"
+
+
+def feature_label(name: str) -> str:
+    """The label a person reads an input by, of the current feature set or an earlier one
+    (`RETIRED_FEATURE_LABELS`); the name itself only for one no feature set ever had."""
+    return FEATURE_LABELS.get(name) or RETIRED_FEATURE_LABELS.get(name, name)
+
 
 def compute_features(panel: pd.DataFrame, runs: Runs | None = None) -> pd.DataFrame:
     """All 14 features for a panel (same index): one instrument's rows oldest first, or many

@@ -19,7 +19,8 @@ JSON column `reasons` on `predictions` and `validation_predictions` (migration 0
 rounded to six decimals: `{"base_value": b, "top": [{"feature": name, "contribution": c},
 ...], "missing": [name, ...]}`. `served` turns
 it into what the API, the rationales and the suggestions show: each input by its label
-(models/features.FEATURE_LABELS); the API's also carry the raw score and the contribution
+(models/features.py `feature_label`: a prediction stored under an earlier feature set names
+its retired inputs by the label they had); the API's also carry the raw score and the contribution
 of the inputs not listed (`other_inputs`), so base value + listed + other_inputs = raw score.
 """
 
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 
-from models.features import FEATURE_LABELS
+from models.features import feature_label
 
 if TYPE_CHECKING:
     from models.risk import RiskModel
@@ -134,7 +135,7 @@ def served(stored: StoredReasons | None, raw_score: float | None = None) -> Serv
     reasons: ServedReasons = {
         "base_value": stored["base_value"],
         "inputs": [
-            {"input": FEATURE_LABELS.get(r["feature"], r["feature"]), "contribution": r["contribution"]}
+            {"input": feature_label(r["feature"]), "contribution": r["contribution"]}
             for r in stored["top"]
             if moved(r["contribution"])
         ],
@@ -144,5 +145,5 @@ def served(stored: StoredReasons | None, raw_score: float | None = None) -> Serv
         reasons["raw_score"] = round(float(raw_score), DIGITS)
         reasons["other_inputs"] = round(float(raw_score) - listed, DIGITS)
     if "missing" in stored:
-        reasons["missing_inputs"] = [FEATURE_LABELS.get(name, name) for name in stored["missing"]]
+        reasons["missing_inputs"] = [feature_label(name) for name in stored["missing"]]
     return reasons
