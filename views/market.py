@@ -29,7 +29,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Connection, Table, and_, func, or_, select
+from sqlalchemy import Connection, Table, and_, func, or_, select, tuple_
 
 from market.clock import TRADING_DAYS_PER_YEAR, TradingCalendar
 from market.errors import InvalidInputError, NotFoundError, NotReadyError
@@ -41,7 +41,7 @@ from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
 from store.splits import Split, TickerChanges, factor_between, followed, on_count, stored_splits, ticker_changes
-from views.instrument import instruments
+from views.instrument import instruments, served_models
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
 LATEST_LOOKBACK_DAYS = 60  # a symbol whose last bar is older is not "latest" any more
@@ -711,9 +711,13 @@ def symbol_statistics(conn: Connection, symbol: str) -> SymbolStatistics:
 def latest_reasons(conn: Connection, symbol: str) -> LatestReasons:
     """`prediction_date` and `reasons` of the symbol's latest served live prediction (the
     three largest contributions to its raw score and the base value, models/reasons.py);
-    nulls when the live record has none for it (or it was stored before migration 0015)."""
+    nulls when the live record has none for it (or it was stored before migration 0015).
+    Its latest day among the days its row is of the served model (`served_models`): a
+    retrain that re-scored a later day without it leaves it the earlier served one."""
     c = tables.predictions.c
-    day = conn.execute(select(func.max(c.trading_date)).where(c.symbol == symbol)).scalar()
+    days = select(c.trading_date).distinct().where(c.symbol == symbol)
+    served_day = tuple_(c.trading_date, c.model_id).in_(served_models(tables.predictions, days))
+    day = conn.execute(select(func.max(c.trading_date)).where(c.symbol == symbol, served_day)).scalar()
     if day is None:
         return {"prediction_date": None, "reasons": None}
     # The served model of a day is decided over all its rows (served_predictions), then the symbol is picked.
