@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, TypedDict
 
@@ -355,11 +355,14 @@ def _number(value: Any, digits: int = 6) -> float | None:
     return None if value is None or pd.isna(value) else round(float(value), digits)
 
 
-def _served(conn: Connection, table: Table, day: date) -> dict[str, ServedPrediction]:
-    """The day's served predictions of `table` (the live or the validation record), by symbol."""
+def _served(conn: Connection, table: Table, day: date) -> tuple[dict[str, ServedPrediction], dict[str, str]]:
+    """The day's served predictions of `table` (the live or the validation record), by
+    symbol, and the symbols only a model the day no longer serves scored (a retrain
+    re-scored the day without them), with that model's id."""
     rows = current_rows(conn, table, where=[table.c.trading_date == day])
     record = "validation" if table is tables.validation_predictions else "live"
-    return {s: ServedPrediction.from_row(r, record) for s, r in served_predictions(rows).get(day, {}).items()}
+    served = {s: ServedPrediction.from_row(r, record) for s, r in served_predictions(rows).get(day, {}).items()}
+    return served, {r["symbol"]: r["model_id"] for r in rows if r["symbol"] not in served}
 
 
 def quoted(prediction: ServedPrediction) -> QuotedPrediction:
@@ -377,19 +380,23 @@ class DayScores:
 
     `record` is "live" or "validation"; `model_id` the record's one served model for the
     day, None when neither record scored it; `predictions` the served predictions by
-    symbol; `unscored` what every quote says when `model_id` is None."""
+    symbol; `unscored` what every quote says when `model_id` is None; `superseded` the
+    symbols only an earlier model scored on the day (a retrain re-scored the day without
+    them: models/scoring.py `served_model`), with that model's id."""
 
     day: date
     record: str
     model_id: str | None
     predictions: dict[str, ServedPrediction]
     unscored: str
+    superseded: Mapping[str, str] = field(default_factory=dict)
 
     def reason(self, symbol: str, last_bar: date | None = None) -> str | None:
         """A quote's `reason`: which record a scored quote's fields are from (null for the
         live one), or why the symbol has no prediction for the day: no price delivered for
         it that day (`last_bar`, its latest bar, is older: the model scores the day's priced
-        names only), else too little history."""
+        names only), a retrain that re-scored the day without it (`superseded`), else too
+        little history."""
         day = self.day.isoformat()
         if symbol in self.predictions:
             if self.record != "validation":
@@ -405,6 +412,11 @@ class DayScores:
             return (
                 f"{symbol} has no prediction for {day}: no price was delivered for it that day (its latest bar "
                 f"is of {last_bar.isoformat()}), and the model scores the names priced on the day"
+            )
+        if symbol in self.superseded:
+            return (
+                f"{symbol} has no prediction for {day}: model {self.model_id} re-scored the day without it, and "
+                f"the day's predictions are that model's (model {self.superseded[symbol]}'s is not served)"
             )
         if self.record == "validation":
             return (
@@ -429,15 +441,16 @@ def day_scores(conn: Connection, day: date) -> DayScores:
     apart where they are measured (GET /api/ai/performance serves them side by side); this
     read only labels which one the day's scores came from."""
     not_yet = f"{day.isoformat()} is not scored yet (T1 step 4, t1_predict, has not run for it)"
-    live = _served(conn, tables.predictions, day)
+    live, superseded = _served(conn, tables.predictions, day)
     if live:
-        return DayScores(day, "live", next(iter(live.values())).model_id, live, not_yet)
+        return DayScores(day, "live", next(iter(live.values())).model_id, live, not_yet, superseded)
     live_first = conn.execute(select(func.min(tables.predictions.c.trading_date))).scalar()
     if live_first is not None and day >= live_first:
         return DayScores(day, "live", None, {}, not_yet)
-    validation = _served(conn, tables.validation_predictions, day)
+    validation, superseded = _served(conn, tables.validation_predictions, day)
     if validation:
-        return DayScores(day, "validation", next(iter(validation.values())).model_id, validation, not_yet)
+        model_id = next(iter(validation.values())).model_id
+        return DayScores(day, "validation", model_id, validation, not_yet, superseded)
     return DayScores(day, "live", None, {}, _unscored(conn, day, live_first) or not_yet)
 
 

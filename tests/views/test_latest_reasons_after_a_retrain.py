@@ -12,7 +12,7 @@ from market.settings import Settings
 from store import tables
 from store.engine import service_engine
 from store.history import append_history
-from views.market import latest_reasons
+from views.market import day_scores, latest_reasons
 
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
 AT = datetime(2026, 11, 20, 22, tzinfo=UTC)
@@ -41,3 +41,19 @@ def test_a_symbol_a_retrain_did_not_rescore_shows_its_latest_served_prediction(s
     assert aaa["reasons"] is not None and aaa["reasons"]["inputs"] == [{"input": "RSI (14 days)", "contribution": 0.01}]
     assert bbb["prediction_date"] == DAYS[1]
     assert bbb["reasons"] is not None and bbb["reasons"]["inputs"] == [{"input": "RSI (14 days)", "contribution": 0.02}]
+
+
+def test_a_quote_a_retrain_did_not_rescore_says_so_not_too_little_history(settings: Settings) -> None:
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        first = [_row(s, d, "m1", 0.01) for d in DAYS for s in ("AAA", "BBB")]
+        append_history(conn, tables.predictions, first, recorded_at=AT)
+        rescored = [_row("BBB", DAYS[1], "m2", 0.02)]
+        append_history(conn, tables.predictions, rescored, recorded_at=AT + timedelta(hours=1))
+    with engine.connect() as conn:
+        scores = day_scores(conn, DAYS[1])
+    assert scores.model_id == "m2" and set(scores.predictions) == {"BBB"}
+    said = scores.reason("AAA", DAYS[1])
+    assert said is not None and "too little history" not in said
+    assert "m2" in said and "m1" in said  # which model serves the day, which one scored AAA
+    assert "too little history" in str(scores.reason("CCC", DAYS[1]))  # never scored that day: as before
