@@ -160,9 +160,10 @@ def stage_run(
         typer.echo(f"stage {name} for {date}: {ran.outcome()}")
         _alarmed(ran.alarm)
         return
-    from pipeline.runner import run_stage
+    from market.clock import parse_trading_date
+    from pipeline.day import stage_in_process
 
-    result = run_stage(name, date, trigger="cli")
+    result = stage_in_process(name, parse_trading_date(date), get_settings())
     typer.echo(f"stage {name} for {date}: {result.status}")
     echo_json(result.summary)
     _alarmed(result.alarm)
@@ -195,10 +196,11 @@ def scrape(
     date: str | None = typer.Option(None, "--date", help="Trading date; default: the latest closed trading day."),
 ) -> None:
     """T0: fetch, validate and store one day from the exchange (MARKETINTEL_EXCHANGE_BASE_URL)."""
-    from pipeline.runner import run_stage
+    from market.clock import parse_trading_date
+    from pipeline.day import stage_in_process
 
     day = _default_date(date)
-    result = run_stage("t0_scrape", day, trigger="cli")
+    result = stage_in_process("t0_scrape", parse_trading_date(day), get_settings())
     typer.echo(f"t0_scrape for {day}: {result.status}")
     echo_json(result.summary)
 

@@ -39,7 +39,7 @@ from market.errors import InvalidInputError, StageFailedError
 from market.settings import Settings
 from pipeline.notebooks import one_kernel, run_stage_notebook
 from pipeline.registry import day_rule
-from pipeline.runner import record_interrupted, recorded_outcome, refuse_to_start
+from pipeline.runner import StageResult, record_interrupted, recorded_outcome, refuse_to_start, run_stage
 from pipeline.stage_lists import T0_STAGES, T1_PREFLIGHT, T1_STAGES
 from store.engine import service_engine
 
@@ -125,6 +125,27 @@ def _interrupted(ran: DayStage, day: date, why: str, unended: bool) -> str:
         f"{why} after stage '{ran.stage}' for {day.isoformat()} recorded {ran.status}; "
         f"run the day again to run the stages after it {again}"
     )
+
+
+def stage_in_process(name: str, day: date, settings: Settings, trigger: str = "cli") -> StageResult:
+    """`run_stage` in this process (`stage run` without --notebook, `scrape`), interrupted as
+    a stage's notebook is: Ctrl-C, or SIGTERM while it runs, records it FAILED ("interrupted
+    by ...") unless it recorded an end first, and raises StageFailedError saying so. The
+    plain runner left its STARTED without an end and the command ended without a word
+    (130 for Ctrl-C, at once for SIGTERM)."""
+    since, run_id = utc_now(), uuid.uuid4().hex
+    try:
+        with terminate_as_interrupt():
+            return run_stage(name, day, settings=settings, trigger=trigger, run_id=run_id)
+    except KeyboardInterrupt as exc:
+        why = f"interrupted by {'SIGTERM' if isinstance(exc, Terminated) else 'Ctrl-C'}"
+        engine = service_engine(settings)
+        if record_interrupted(engine, name, day, run_id, trigger, f"{why} before it recorded an end"):
+            said = f"stage '{name}' for {day.isoformat()} {why}; run it again to finish it"
+        else:
+            status = recorded_outcome(engine, name, day, since, run_id)["status"]
+            said = f"{why} after stage '{name}' for {day.isoformat()} recorded {status}; run it again for its summary"
+        raise StageFailedError(f"{said} (each stage is a transaction)") from None
 
 
 class Terminated(KeyboardInterrupt):

@@ -2,7 +2,8 @@
 
 The same function serves the CLI, the stage notebooks and (through the notebooks) the
 Airflow tasks, so a stage behaves the same wherever it is started. Every attempt leaves
-a STARTED row and one of SUCCEEDED, FAILED or SKIPPED; the stage's own data writes are a
+a STARTED row and one of SUCCEEDED, FAILED or SKIPPED (one the CLI's commands started and
+Ctrl-C or SIGTERM cut short: FAILED, recorded by the command, pipeline/day.py); the stage's own data writes are a
 separate transaction that either commits whole or leaves nothing. A SUCCEEDED row's
 detail holds the stage's summary and `rows_written`, the rows it inserted per history
 table (counted by `store.history.counting_writes`; zero everywhere on a re-run that

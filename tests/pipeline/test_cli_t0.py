@@ -369,6 +369,48 @@ def test_run_day_stopped_by_sigterm_names_the_stage_everywhere(
     ]
 
 
+@ON_SQLITE_ONLY
+@pytest.mark.parametrize("command", [["scrape"], ["stage", "run", "t0_scrape"]])
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_stage_run_in_process_stopped_records_its_end_and_says_so(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, command: list[str], signal_name: str
+) -> None:
+    """`scrape` and `stage run` (no --notebook) stopped while the stage waits on the
+    exchange: Ctrl-C exited 130 and SIGTERM at once, without a word, and the stage's STARTED
+    stayed without an end in `stage_runs`. Now they end as run-day's interrupted stage does."""
+    import signal
+
+    with socket.socket() as silent:  # listens, never accepts: t0_scrape waits
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        monkeypatch.setenv("MARKETINTEL_EXCHANGE_BASE_URL", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        monkeypatch.setenv("MARKETINTEL_EXCHANGE_TIMEOUT_SECONDS", "120")
+        process = subprocess.Popen(
+            [MARKETINTEL, *command, "--date", "2026-11-20"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal starts it
+        )
+        deadline = time.monotonic() + 120
+        while not _events(settings) and time.monotonic() < deadline:  # the stage recorded its start
+            time.sleep(0.2)
+        time.sleep(1)  # the stage waits on the exchange
+        process.send_signal(getattr(signal, signal_name))
+        stdout, stderr = process.communicate(timeout=120)
+    why = "SIGTERM" if signal_name == "SIGTERM" else "Ctrl-C"
+    assert process.returncode == 1, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"error: stage 't0_scrape' for 2026-11-20 interrupted by {why}; run it again to finish it "
+        "(each stage is a transaction)"
+    )
+    assert "Traceback" not in stderr
+    assert _events(settings) == [
+        ("t0_scrape", "STARTED", None),
+        ("t0_scrape", "FAILED", f"interrupted by {why} before it recorded an end"),
+    ]
+
+
 def _events(settings: Settings) -> list[tuple[str, str, str | None]]:
     """The stages' recorded events, oldest first: (stage, event, error)."""
     from store import tables
