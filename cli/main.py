@@ -548,7 +548,8 @@ def demo(
     With --no-serve the demo still keeps the admin key it would serve with (generated once
     into secrets_dir/admin-key unless MARKETINTEL_ADMIN_KEY is set: `demo_admin_key`) and
     says where: a newcomer's next step is `marketintel serve`, whose refusal named
-    `marketintel demo` as what writes that file, and `demo --no-serve` had not."""
+    `marketintel demo` as what writes that file, and `demo --no-serve` had not. A --port
+    it cannot listen on (one in use) is refused in one line before anything runs."""
     import faulthandler
     import signal
     import time
@@ -558,6 +559,8 @@ def demo(
     # `kill -USR1 <pid>` prints every thread's stack to stderr: how an operator (and the
     # demo test) sees where a demo that does not stop is waiting.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    if serve and port:  # refused before the demo's minutes of work, as `serve` refuses it (it was a traceback after)
+        listen_address("127.0.0.1", port)
     for line in run_demo(get_settings(), days, market):
         typer.echo(line)
     if not serve:

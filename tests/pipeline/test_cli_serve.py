@@ -126,6 +126,30 @@ def test_a_server_refuses_where_it_cannot_listen_in_one_line(
 
 
 @ON_SQLITE_ONLY
+def test_the_demo_refuses_a_port_in_use_before_it_runs_the_day(settings: Settings) -> None:
+    """`demo --port P` with P in use ran the whole demo (minutes of backfill, bootstrap and
+    the day's stages), then ended in a traceback ("the server on 127.0.0.1 did not start")
+    where it was to serve. It is refused in one line first, as `serve` refuses it, nothing run."""
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        try:
+            result = subprocess.run([MARKETINTEL, "demo", "--port", busy], capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the demo ran instead of refusing the port in use")
+    assert (result.returncode, result.stdout) == (1, ""), result.stdout
+    assert result.stderr.startswith(f"error: cannot listen on 127.0.0.1:{busy}: "), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    with service_engine(settings).connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.eod_prices)).scalar() == 0
+
+
+@ON_SQLITE_ONLY
 def test_serve_after_demo_no_serve_finds_the_key_the_demo_kept(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
