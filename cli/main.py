@@ -769,4 +769,10 @@ def _redacted(url: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The `marketintel` entry point; its standard output outlives its reader (`UnreadOutput`)."""
+    import sys
+
+    from cli.output import UnreadOutput
+
+    sys.stdout = UnreadOutput(sys.stdout)
     app(args=argv)

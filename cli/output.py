@@ -8,10 +8,12 @@ Decimal as a number. A value in a line of text goes through `shown`, the same ru
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TextIO
 
 import typer
 
@@ -45,3 +47,58 @@ def contract_json(value: Any, kind: Any = None) -> str:
 
 def echo_json(value: Any, kind: Any = None) -> None:
     typer.echo(contract_json(value, kind))
+
+
+class UnreadOutput(io.TextIOBase):
+    """Standard output that keeps a command going when its reader goes away (`... | jq`
+    with no jq installed, a `head` that has read its lines): the first write or flush that
+    meets the broken pipe says so once on stderr and points the output at the null device,
+    so the command does what it would have (store, exit with its own status). It was
+    `error: Broken pipe` and exit 1 after a trade was booked, and a retry booked it twice;
+    every command prints after it has written, so the pipe cannot stop a write half-way."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._stream = stream
+        self._gone = False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # the stream's, so click writes text here as is
+        return self._stream.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self._stream.errors
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
+        if self._gone:
+            return
+        self._gone = True
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, self._stream.fileno())  # what the stream still holds is written there too
+        os.close(null)
+        typer.echo(
+            "warning: the output's reader went away (broken pipe): the command ran on, its output discarded", err=True
+        )

@@ -399,3 +399,39 @@ def test_a_confirm_token_no_preview_issued_is_one_line_saying_so(settings: Setti
     ]
     with engine.connect() as conn:
         assert current_rows(conn, tables.statement_imports) == []
+
+
+@ON_SQLITE_ONLY
+def test_a_booked_trade_whose_output_reader_went_away_is_no_error(settings: Settings) -> None:
+    """`marketintel portfolio trade ... | jq` with no jq: the trade was booked, then writing
+    its JSON to the closed pipe printed `error: Broken pipe` and exited 1, so a script (or an
+    operator) that retried booked it twice. The command runs on with its output discarded,
+    says so on stderr, and exits with its own status."""
+    import os
+
+    from sqlalchemy import func, select
+
+    from store import tables
+
+    engine = service_engine(settings)
+    seed_market(engine, {"BBB": {"close": 10.0, "volume": 90_000}})
+    assert cli("portfolio", "open", "acme", "--cash", "5000").returncode == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the command writes
+    try:
+        result = subprocess.run(
+            [MARKETINTEL, "portfolio", "trade", "client:acme", "buy", "BBB", "10", "10"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 0, result.stderr
+    assert "error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip() == (
+        "warning: the output's reader went away (broken pipe): the command ran on, its output discarded"
+    )
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(tables.trades)).scalar() == 1
