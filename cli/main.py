@@ -23,8 +23,13 @@ from market.logging import configure_logging
 from market.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from datetime import date
+
     from desk import Desk
+    from ingest.exchange.delivery import DeliveryReport
     from ingest.importers.files import CapitalOptions, ImportReport
+    from ingest.replay import ReplayMarket
+    from ingest.simulator.market import SimulatedMarket
     from ingest.simulator.site import SimulatorSite
 
 app = command_group("Market intelligence service for a small stock exchange.")
@@ -222,8 +227,6 @@ def backfill(
     from ingest.markets import market_for
     from market.clock import default_calendar, exchange_now, latest_closed_trading_day, parse_trading_date
     from market.errors import InvalidInputError
-    from pipeline.backfill import backfill as run_backfill
-    from store.migrations import current_store
 
     settings = get_settings()
     # A replay is built first: building it records its calendar (the files' dates, which the
@@ -237,7 +240,7 @@ def backfill(
             f"--end {last.isoformat()} has not closed yet; the latest closed trading day is {latest.isoformat()} "
             "(a simulated future would be stored as history, and the real sessions before it refused)"
         )
-    reports = run_backfill(current_store(settings), settings, days, last, market)
+    reports = _backfilled(settings, days, last, market)
     inserted = sum(r.inserted.get("eod_prices", 0) for r in reports)
     kind = "replayed" if settings.replay_path else "simulated"
     typer.echo(
@@ -246,6 +249,28 @@ def backfill(
     )
     for line in market.source.lines() if market is not None else []:
         typer.echo(line)
+
+
+def _backfilled(
+    settings: Settings, days: int, last: date, market: SimulatedMarket | ReplayMarket | None
+) -> list[DeliveryReport]:
+    """The backfill's days, or, stopped by Ctrl-C or SIGTERM, one line that says what stands
+    and how to finish: it ended without a word (exit 130, or killed at once), the days so
+    far stored and the API's daily bars, its last step, not rebuilt; a second run does both."""
+    from market.errors import StageFailedError
+    from pipeline.backfill import backfill as run_backfill
+    from pipeline.day import Terminated, terminate_as_interrupt
+    from store.migrations import current_store
+
+    try:
+        with terminate_as_interrupt():
+            return run_backfill(current_store(settings), settings, days, last, market)
+    except KeyboardInterrupt as exc:
+        why = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        raise StageFailedError(
+            f"backfill interrupted by {why}: the days delivered before it stay stored (each day is one transaction); "
+            "run it again to deliver the rest and rebuild the API's daily bars"
+        ) from None
 
 
 @app.command("import")

@@ -411,6 +411,47 @@ def test_a_stage_run_in_process_stopped_records_its_end_and_says_so(
     ]
 
 
+@ON_SQLITE_ONLY
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_backfill_stopped_says_what_stands_and_how_to_finish(settings: Settings, signal_name: str) -> None:
+    """A long backfill stopped (Ctrl-C, a service manager's SIGTERM) ended without a word
+    (exit 130, or killed), its days so far stored but the API's daily bars not rebuilt
+    (the backfill's last step). It says so in one line, and a second run finishes it."""
+    import signal
+
+    from sqlalchemy import func, select
+
+    from store import tables
+    from store.engine import service_engine
+
+    def days_stored() -> int:
+        with service_engine(settings).connect() as conn:
+            return conn.execute(select(func.count(tables.eod_prices.c.trading_date.distinct()))).scalar()
+
+    process = subprocess.Popen(
+        [MARKETINTEL, "backfill", "--days", "200", "--end", "2026-11-20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal starts it
+    )
+    deadline = time.monotonic() + 120
+    while days_stored() < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(getattr(signal, signal_name))
+    stdout, stderr = process.communicate(timeout=120)
+    why = "SIGTERM" if signal_name == "SIGTERM" else "Ctrl-C"
+    assert (process.returncode, stdout) == (1, ""), stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"error: backfill interrupted by {why}: the days delivered before it stay stored (each day is one "
+        "transaction); run it again to deliver the rest and rebuild the API's daily bars"
+    )
+    assert 2 <= days_stored() < 200
+    again = cli("backfill", "--days", "200", "--end", "2026-11-20")
+    assert again.returncode == 0, again.stderr
+    assert days_stored() == 200
+
+
 def _events(settings: Settings) -> list[tuple[str, str, str | None]]:
     """The stages' recorded events, oldest first: (stage, event, error)."""
     from store import tables
