@@ -114,9 +114,15 @@ def ensure_portfolio(conn: Connection, portfolio_id: str, kind: str, client_id: 
 
 
 def get_portfolio(conn: Connection, portfolio_id: str) -> PortfolioRow:
+    """The portfolio's current row; NotFoundError when there is none, naming the client's
+    portfolio when `portfolio_id` is a client id (`portfolio open acme` opens client:acme,
+    and the next command was given `acme`)."""
     rows = current_rows(conn, tables.portfolios, where=[tables.portfolios.c.portfolio_id == portfolio_id])
     if not rows:
-        raise NotFoundError(f"no portfolio '{portfolio_id}'")
+        theirs = client_portfolio_id(portfolio_id)
+        meant = current_rows(conn, tables.portfolios, where=[tables.portfolios.c.portfolio_id == theirs])
+        hint = f"; client {portfolio_id}'s portfolio is '{theirs}'" if meant else ""
+        raise NotFoundError(f"no portfolio '{portfolio_id}'{hint}")
     return rows[0]
 
 

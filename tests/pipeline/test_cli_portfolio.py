@@ -435,3 +435,21 @@ def test_a_booked_trade_whose_output_reader_went_away_is_no_error(settings: Sett
     )
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(tables.trades)).scalar() == 1
+
+
+@ON_SQLITE_ONLY
+def test_a_client_id_given_for_its_portfolio_id_names_the_portfolio(settings: Settings) -> None:
+    """`portfolio open acme` opens client:acme, and the operator's next `portfolio trade acme
+    ...` (or show, preview --portfolio) answered only "no portfolio 'acme'". The error names
+    the portfolio meant; nothing is booked."""
+    seed_market(service_engine(settings), {"BBB": {"close": 10.0, "volume": 90_000}})
+    assert cli("portfolio", "open", "acme", "--cash", "5000").returncode == 0
+    for args in (
+        ["trade", "acme", "buy", "BBB", "10", "10"],
+        ["show", "acme"],
+        ["preview", "buy", "BBB", "10", "--portfolio", "acme"],
+    ):
+        result = cli("portfolio", *args)
+        assert (result.returncode, result.stdout) == (1, ""), result.stdout
+        assert result.stderr.strip() == "error: no portfolio 'acme'; client acme's portfolio is 'client:acme'", args
+    assert cli("portfolio", "show", "client:nobody").stderr.strip() == "error: no portfolio 'client:nobody'"
