@@ -180,8 +180,9 @@ def test_show_prints_each_positions_price_value_and_flags_as_the_api_does(settin
     assert [line.strip() for line in lines[2::2]] == [
         f"delisted on {delisted_on} (no row since {gone}, 70 sessions): worth nothing until a corporate action gives "
         "a value per share (its last close: 40.00)",
-        f"delisted on {delisted_on} (no row since {gone}, 70 sessions): worth 45.00 a share, the value a corporate "
-        "action gives",
+        # OFF's notice is dated on its last row (its last trading day): delisted from the next session
+        f"delisted on {CALENDAR.next_trading_day(gone)} (no row since {gone}, 70 sessions): worth 45.00 a share, the "
+        "value a corporate action gives",
         f"no row since {CALENDAR.add_trading_days(DAY, -1)} (1 session): nothing can be sold; delisted after 60 "
         "sessions without a row (59 more) unless it has one again",
     ]
