@@ -286,11 +286,16 @@ def test_a_split_on_a_day_the_name_did_not_trade_is_no_return(settings: Settings
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_delisting_notice_stored_later_revalues_the_days_from_its_date(settings: Settings) -> None:
-    """EEE's closes stop after MARKET[10]; the exchange's DELISTING notice dated MARKET[14]
-    arrives after the record was read, with no close beside it: the kept record revalues the
-    days from the notice (EEE worth nothing from it, as its position reads) and equals one
-    valued from scratch."""
+@pytest.mark.parametrize("notice_on, worthless_from", [(14, 14), (10, 11)], ids=["after-last-row", "on-last-row"])
+def test_a_delisting_notice_stored_later_revalues_the_days_from_its_date(
+    settings: Settings, notice_on: int, worthless_from: int
+) -> None:
+    """EEE's closes stop after MARKET[10]; the exchange's DELISTING notice arrives after the
+    record was read, with no close beside it: the kept record revalues the days from the
+    notice (EEE worth nothing from it, as its position reads) and equals one valued from
+    scratch. A notice dated MARKET[14] delists from its date; one dated on EEE's last
+    session, MARKET[10] (T0 stores a notice under the session it came with), from the next
+    session: the record carried EEE at its last close, as if no notice had come."""
     engine = service_engine(settings)
     rows = [
         {"symbol": s, "trading_date": d, "close": 10.0, "volume": 10_000, "source": "test"}
@@ -306,7 +311,7 @@ def test_a_delisting_notice_stored_later_revalues_the_days_from_its_date(setting
     records = TrackRecords()
     with engine.connect() as conn:
         records.client(conn, pid)
-    notice = {"symbol": "EEE", "action_date": MARKET[14], "kind": "DELISTING", "amount": None, "source": "test"}
+    notice = {"symbol": "EEE", "action_date": MARKET[notice_on], "kind": "DELISTING", "amount": None, "source": "test"}
     with engine.begin() as conn:
         append_history(conn, tables.corporate_actions, [notice])
     with engine.connect() as conn:
@@ -318,41 +323,5 @@ def test_a_delisting_notice_stored_later_revalues_the_days_from_its_date(setting
     assert kept == fresh
     equity = dict(zip(fresh_state.days.dates, fresh_state.days.equity, strict=True))
     cash = 10_000 - 1_250 - 3.10
-    assert (equity[MARKET[13]], equity[MARKET[14]]) == (pytest.approx(cash + 1_000), pytest.approx(cash))
-
-
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_a_delisting_notice_on_the_last_trading_day_revalues_the_days_from_the_next_session(
-    settings: Settings,
-) -> None:
-    """The exchange's DELISTING notice of EEE came with its last session, MARKET[10] (T0
-    stores a notice under the session it came with): the record carried EEE at its last
-    close, as if no notice had come. EEE is worth nothing from the next session, as its
-    position reads, in the kept record and one valued from scratch alike."""
-    engine = service_engine(settings)
-    rows = [
-        {"symbol": s, "trading_date": d, "close": 10.0, "volume": 10_000, "source": "test"}
-        for d in MARKET[:30]
-        for s in ("AAA", "EEE")
-        if s == "AAA" or d <= MARKET[10]
-    ]
-    with engine.begin() as conn:
-        append_history(conn, tables.eod_prices, rows)
-    pid = open_client_portfolio(engine, "acme")
-    _cash(engine, pid, "10000", _at(MARKET[0]))
-    _trade(engine, pid, MARKET[2], "EEE", "BUY", 100)
-    records = TrackRecords()
-    with engine.connect() as conn:
-        records.client(conn, pid)
-    notice = {"symbol": "EEE", "action_date": MARKET[10], "kind": "DELISTING", "amount": None, "source": "test"}
-    with engine.begin() as conn:
-        append_history(conn, tables.corporate_actions, [notice])
-    with engine.connect() as conn:
-        kept = records.client(conn, pid)
-        fresh_state = BookState()
-        catch_up(conn, pid, fresh_state, book_version(conn, pid))
-        fresh = book_record.portfolio_track_record(conn, pid)
-    assert kept == fresh
-    equity = dict(zip(fresh_state.days.dates, fresh_state.days.equity, strict=True))
-    cash = 10_000 - 1_250 - 3.10
-    assert (equity[MARKET[10]], equity[MARKET[11]]) == (pytest.approx(cash + 1_000), pytest.approx(cash))
+    before, after = equity[MARKET[worthless_from - 1]], equity[MARKET[worthless_from]]
+    assert (before, after) == (pytest.approx(cash + 1_000), pytest.approx(cash))
