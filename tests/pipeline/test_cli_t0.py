@@ -429,7 +429,7 @@ def test_a_backfill_stopped_says_what_stands_and_how_to_finish(settings: Setting
             return conn.execute(select(func.count(tables.eod_prices.c.trading_date.distinct()))).scalar()
 
     process = subprocess.Popen(
-        [MARKETINTEL, "backfill", "--days", "200", "--end", "2026-11-20"],
+        [MARKETINTEL, "backfill", "--days", "40", "--end", "2026-11-20"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -446,10 +446,10 @@ def test_a_backfill_stopped_says_what_stands_and_how_to_finish(settings: Setting
         f"error: backfill interrupted by {why}: the days delivered before it stay stored (each day is one "
         "transaction); run it again to deliver the rest and rebuild the API's daily bars"
     )
-    assert 2 <= days_stored() < 200
-    again = cli("backfill", "--days", "200", "--end", "2026-11-20")
+    assert 2 <= days_stored() < 40
+    again = cli("backfill", "--days", "40", "--end", "2026-11-20")
     assert again.returncode == 0, again.stderr
-    assert days_stored() == 200
+    assert days_stored() == 40
 
 
 def _events(settings: Settings) -> list[tuple[str, str, str | None]]:
