@@ -141,7 +141,7 @@ def sample_statement(out: Path = typer.Argument(..., help="Where to write the PD
 @one_line_errors
 def import_statement(
     portfolio_id: str = typer.Argument(..., help="Portfolio id, e.g. client:acme or HOUSE."),
-    path: Path = typer.Argument(..., exists=True, dir_okay=False, help="The broker statement PDF."),
+    path: Path = typer.Argument(..., help="The broker statement PDF."),
     preview: bool = typer.Option(
         False, "--preview", help="Only print what the sync would change and its confirm token; store nothing."
     ),

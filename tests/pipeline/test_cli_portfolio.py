@@ -276,6 +276,17 @@ def test_a_ledger_row_dated_no_day_is_one_line_naming_it(settings: Settings, tmp
         assert [r["status"] for r in current_rows(conn, tables.statement_imports)] == ["REJECTED"]
 
 
+@ON_SQLITE_ONLY
+def test_a_statement_path_that_is_no_file_is_one_line(settings: Settings, tmp_path: Path) -> None:
+    """`import-statement client:acme /missing.pdf` printed click's three-line usage block
+    and exit 2, unlike every other file the CLI reads (one line, exit 1)."""
+    assert cli("portfolio", "open", "acme", "--cash", "100").returncode == 0
+    for path, said in ((tmp_path / "missing.pdf", "No such file or directory"), (tmp_path, "Is a directory")):
+        refused = cli("portfolio", "import-statement", "client:acme", str(path))
+        assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
+        assert refused.stderr == f"error: {said}: {path}\n"
+
+
 def test_a_blank_client_id_is_refused_and_opens_nothing(settings: Settings) -> None:
     """An adversarial run: `portfolio open ''` printed `portfolio client:admin` (the empty
     id became the client `admin`, and `--cash` was deposited there); ' acme' opened a
