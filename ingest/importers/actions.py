@@ -687,6 +687,7 @@ def capital_changes(
     splits, warnings = file_splits(checked, counted.applicable)
     sessions = stored.sessions if stored is not None else frozenset()
     moves = adjusted_moves(checked, splits, limit, adjust_implied, sessions)
+    seams = seam_moves(prices, stored, counted.applicable)
     report = CapitalChanges(
         actions_file=str(actions_path) if actions_path is not None else None,
         actions=tuple(actions),
@@ -694,14 +695,7 @@ def capital_changes(
         applied=tuple(sorted([*splits, *moves.implied], key=lambda s: (s.ex_date, s.symbol))),
         implied=moves.implied,
         repeated=joined.repeated,
-        warnings=(
-            *renames.warnings,
-            *counted.waiting(),
-            *unchecked,
-            *warnings,
-            *moves.overlaid,
-            *seam_moves(prices, stored, counted.applicable),
-        ),
+        warnings=(*renames.warnings, *counted.waiting(), *unchecked, *warnings, *moves.overlaid, *seams),
         moved=tuple(counted.moved),
         redated=tuple(counted.redated),
         limit=limit,
