@@ -205,10 +205,11 @@ def observations(rows: Iterable[Mapping[str, object]]) -> list[Observation]:
     return [Observation.of(r) for r in rows]
 
 
-def panel(observations: list[Observation], weeks: list[date]) -> pd.DataFrame:
-    """Week x indicator: each indicator's latest value as known before the week's Monday."""
+def panel(weeks: Mapping[date, list[Observation]]) -> pd.DataFrame:
+    """Week x indicator: each indicator's latest value as known before the week's Monday,
+    among the observations given for that week (its vintage: pipeline/macro_stage.py)."""
     records = []
-    for week in weeks:
+    for week, observations in weeks.items():
         known = known_before(observations, week)
         records.append({"week_start": week, **{code: _latest_value(known, code) for code in PANEL_CODES}})
     return pd.DataFrame.from_records(records).set_index("week_start")

@@ -10,7 +10,10 @@ from dataclasses import asdict, astuple, dataclass
 from datetime import date, timedelta
 from typing import Any
 
+from sqlalchemy import Connection, func, select
+
 from ingest.macro_sources import fetch_all
+from market.clock import exchange_day_end_utc
 from market.macro_catalogue import SOURCES
 from models import macro_model
 from pipeline.stage import Stage, StageContext, StageOutcome
@@ -30,17 +33,18 @@ def run_macro(ctx: StageContext) -> StageOutcome:
         everything = macro_model.observations(current_rows(conn, tables.macro_observations))
         changed, unlisted = _changed(stored), _unlisted(everything, observations, ctx.trading_date)
         done = {r["week_start"] for r in current_rows(conn, tables.macro_parameters)}
+        known = _Vintages(conn, everything, week, ctx.trading_date)
         computed, missing = [], {}
         for day in weeks:
             if day in done and day != week:
                 continue
-            rows, absent = macro_model.parameters(everything, day)
+            rows, absent = macro_model.parameters(known.of(day), day)
             computed += rows
             if day == week:
                 missing = absent
         written = append_history(conn, tables.macro_parameters, [asdict(p) for p in computed])
         this_week = [r for r in computed if r.week_start == week]
-        panel = macro_model.panel(everything, weeks[-13:])
+        panel = macro_model.panel({day: known.of(day) for day in weeks[-13:]})
     return StageOutcome(
         summary={
             "week_start": week.isoformat(),
@@ -60,6 +64,34 @@ def run_macro(ctx: StageContext) -> StageOutcome:
             "unlisted": [asdict(k) for k in unlisted],
         },
     )
+
+
+class _Vintages:
+    """The stored releases as the store had recorded them by the end of a week's Monday (the
+    run's own week: by the end of its run date), each in the version `views.macro` serves
+    `as_of` that day (store/history.py `backdate_first`: a release loaded later counts in the
+    version first recorded, a correction from the day it was recorded). A week computed for
+    the first time after its Monday (after an outage, or over a store loaded since) so reads
+    what was known then, not a correction recorded later; on a live Monday run the run's
+    own week reads the latest versions. A store in which no release was ever corrected has
+    one version of each, so every week reads the current rows without reading again."""
+
+    def __init__(self, conn: Connection, current: list[macro_model.Observation], week: date, run_date: date) -> None:
+        self._conn, self._week, self._run_date = conn, week, run_date
+        versions = conn.execute(select(func.count()).select_from(tables.macro_observations)).scalar_one()
+        self._current = current if versions == len(current) else None
+        self._read: dict[date, list[macro_model.Observation]] = {}
+
+    def of(self, week: date) -> list[macro_model.Observation]:
+        if self._current is not None:
+            return self._current
+        day = self._run_date if week == self._week else week
+        if day not in self._read:
+            rows = current_rows(
+                self._conn, tables.macro_observations, as_of=exchange_day_end_utc(day), backdate_first=True
+            )
+            self._read[day] = macro_model.observations(rows)
+        return self._read[day]
 
 
 @dataclass(frozen=True)

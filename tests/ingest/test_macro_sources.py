@@ -15,13 +15,14 @@ from ingest.macro_sources import SourceFormatError, fetch_all, parse_boj_csv, pa
 from ingest.simulator.macro import SERIES, MacroEconomy, Release
 from ingest.simulator.market import SimulatedMarket
 from ingest.simulator.site import SimulatorSite
+from market.clock import exchange_day_end_utc
 from market.errors import MarketIntelError
 from market.settings import Settings
 from pipeline.runner import run_stage
 from pipeline.serving import serve_in_thread
 from store import tables
 from store.engine import service_engine
-from store.history import append_history, row_counts
+from store.history import append_history, current_rows, row_counts
 from views.macro import indicators
 
 ECONOMY = MacroEconomy()
@@ -331,6 +332,35 @@ def test_a_source_at_an_address_holding_credentials_fails_without_showing_them(s
         fetch_all(settings, AFTER_REVISION, http)
     assert refused.value.detail.startswith("BOJ: http://***@macro.example/"), refused.value.detail
     assert "macro-pw" not in refused.value.detail
+
+
+def test_a_week_computed_late_reads_each_release_as_recorded_by_its_monday(institutions) -> None:
+    """The central bank corrected reserves in place (same period, same release date) after
+    the store had recorded them. A T3 run that computes an earlier week for the first time
+    (after an outage, or a first deployment over a loaded store) read that week from the
+    correction: a value nobody knew on its Monday. It reads the week as recorded by its
+    Monday, and the run's own week as recorded by the run's date."""
+    moving, settings = institutions
+    engine = service_engine(settings)
+    monday = FIRST_SEEN
+    original = next(
+        r for r in ECONOMY.published("NIR", monday) if (r.period, r.release_date) == ("2026-10", date(2026, 11, 9))
+    )
+    with engine.begin() as conn:
+        append_history(
+            conn, tables.macro_observations, fetch_all(settings, monday), recorded_at=exchange_day_end_utc(monday)
+        )
+    moving.site.economy = _republished({(original.period, original.release_date): replace(original, value=6000.0)})
+    wednesday = monday + timedelta(days=2)
+    with engine.begin() as conn:
+        append_history(
+            conn, tables.macro_observations, fetch_all(settings, monday), recorded_at=exchange_day_end_utc(wednesday)
+        )
+    run_stage("t3_macro", monday + timedelta(weeks=1), settings=settings)
+    with engine.connect() as conn:
+        stored = {(r["week_start"], r["parameter"]): r["inputs"] for r in current_rows(conn, tables.macro_parameters)}
+    assert stored[(monday, "fx_pressure")]["reserves"]["value"] == original.value
+    assert stored[(monday + timedelta(weeks=1), "fx_pressure")]["reserves"]["value"] == 6000.0
 
 
 def test_a_published_zero_leaves_out_the_change_measured_from_it_and_stores_the_rest(institutions) -> None:
