@@ -516,6 +516,9 @@ class CapitalChanges:
     # Names whose rows end the session before another's begin at a like close: a ticker
     # change without a rename row, or a vendor's new spelling (reported, never joined)
     handovers: tuple[Handover, ...] = ()
+    # Jumps beyond T0's band where the rows read meet the stored ones after them
+    # (`seam_moves`), each on a warning line: counted beside the moves above, not in them
+    seams: int = 0
 
     @property
     def settlements(self) -> list[CorporateAction]:
@@ -547,7 +550,7 @@ class CapitalChanges:
                 f"moves beyond the daily price limit: no limit stated ({self.limit_from}); "
                 f"moves beyond T0's band ({band_text(SANITY_BAND)}) in a session that no action explains: "
                 f"{len(self.unexplained)} "
-                "(not adjusted: misprints or capital changes to check)"
+                "(not adjusted: misprints or capital changes to check)" + self._seams_counted()
             )
             return out + largest_moves(self.unexplained)
         out.append(
@@ -555,8 +558,19 @@ class CapitalChanges:
             f"{self.explained + len(self.beyond)}; "
             f"explained by the corporate actions {self.explained}; probable capital changes {len(self.beyond)} "
             + ("(each adjusted as a split with its implied ratio)" if self.implied else "(not adjusted)")
+            + self._seams_counted()
         )
         return out + largest_moves(self.beyond)
+
+    def _seams_counted(self) -> str:
+        """The count line's note of the seam jumps, which the warnings above name: a count of
+        0 under a warning naming a +100% jump read as a contradiction."""
+        if not self.seams:
+            return ""
+        return (
+            f"; and {self.seams} beyond T0's band where this import's rows meet the stored ones after them "
+            "(not adjusted: the warnings above name them)"
+        )
 
 
 def largest_moves(moves: Sequence[LimitMove]) -> list[str]:
@@ -704,6 +718,7 @@ def capital_changes(
         beyond=moves.beyond,
         unexplained=moves.unexplained,
         handovers=tuple(h for h in handovers(prices) if (h.old, h.new) not in {(r.old, r.new) for r in renames.kept}),
+        seams=len(seams),
     )
     return moves.adjusted, report
 

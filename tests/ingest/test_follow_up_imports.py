@@ -313,5 +313,10 @@ def test_a_correction_that_leaves_a_jump_to_the_stored_close_after_it_is_a_warni
         "market may not have made (a history resent on another count, or a misprint either side): stored as "
         "given, check the file against the stored close after it"
     ]
+    counted = next(line for line in result.stdout.splitlines() if line.startswith("moves beyond"))
+    assert counted.endswith(
+        "that no action explains: 0 (not adjusted: misprints or capital changes to check); and 1 beyond T0's band "
+        "where this import's rows meet the stored ones after them (not adjusted: the warnings above name them)"
+    ), counted
     fixed = _written(tmp_path / "fixed.csv", "".join(f"AAA,{d},{100.5 + i:g},1000\n" for i, d in enumerate(days[:10])))
     assert "stored close after" not in cli("import", str(fixed)).stdout
