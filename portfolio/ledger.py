@@ -33,7 +33,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from market.clock import exchange_date
 from market.costs import CostBreakdown
 from market.errors import InvalidInputError, NotFoundError
-from market.money import to_cents, whole_cents
+from market.money import MAX_PRICE, to_cents, whole_cents
 from portfolio.rows import (
     CashEntry,
     LedgerRow,
@@ -601,7 +601,9 @@ def check_on_ledger(
 
 def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
     """The request's price (to the ledger's precision) and fees (in cents), or
-    TradeRejected for a side, quantity, price or fee the ledger cannot hold. A price keeps
+    TradeRejected for a side, quantity, price or fee the ledger cannot hold (a price past
+    `market.money.MAX_PRICE`: a statement sync's price for the shares it brings in is its
+    cost basis less the book's over those shares, which a few shares can take past it). A price keeps
     six decimals for the trades the service prices itself (an AI fill with its costs, a
     statement's average cost); a MANUAL trade's price and fees are the client's own money
     and must be whole cents (market.money.whole_cents, the rule every transport applies),
@@ -615,6 +617,8 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
         fees = to_cents(fees)  # money moved is stored in cents (market/money.to_cents)
     if not price.is_finite() or price < 0 or (price == 0 and not written_off(request.side, request.origin)):
         raise TradeRejected(f"price must be positive, not {request.price}")
+    if price > MAX_PRICE:  # past the store's price column: refused, never a database error
+        raise TradeRejected(f"price {price:,.2f} is over the limit of {MAX_PRICE:,} per share")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
     if request.origin == "MANUAL":

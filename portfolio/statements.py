@@ -775,7 +775,13 @@ def _in_range(parsed: ParsedStatement) -> None:
             raise StatementRejected(
                 f"the statement holds {quantity:,} {symbol}, over the limit of {MAX_SHARES:,} shares"
             )
-    for symbol, price in {**parsed.prices, **parsed.sale_prices}.items():
+    # each figure by itself: merged by symbol, a holding's market price hid its average cost
+    for symbol, cost in parsed.average_costs.items():
+        if cost > MAX_AMOUNT:
+            raise StatementRejected(
+                f"the statement's average cost of {symbol} {cost:,.2f} is over the limit of {MAX_AMOUNT:,}"
+            )
+    for symbol, price in [*parsed.prices.items(), *parsed.sale_prices.items()]:
         if price > MAX_AMOUNT:
             raise StatementRejected(f"the statement prices {symbol} at {price:,.2f}, over the limit of {MAX_AMOUNT:,}")
 

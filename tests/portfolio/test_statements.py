@@ -186,6 +186,12 @@ def test_bad_files_say_why(client, settings: Settings, monkeypatch: pytest.Monke
             "over the limit of 1,000,000,000,000 shares",
         ),
         (AS_OF, HOLDINGS, Decimal("1000000000000000"), "cash balance 1,000,000,000,000,000.00 is over the limit"),
+        (
+            AS_OF,
+            [Holding("LIQ", "Liquid Holdings Ltd", 1, Decimal("99999999999999999"), Decimal("52"))],
+            Decimal("10000"),
+            "average cost of LIQ 99,999,999,999,999,999.00 is over the limit of 1,000,000,000,000",
+        ),
     ],
 )
 def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, as_of, holdings, cash, reason) -> None:
@@ -193,6 +199,18 @@ def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, a
     Postgres and was stored as 1e20 on SQLite; statements dated 0001-01-01 or 9999-12-31
     were synced."""
     _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason, error=StatementRejected)
+
+
+def test_a_sync_price_past_the_ledgers_range_is_refused_naming_the_line(client) -> None:
+    """An average cost within the range can still price the shares a sync brings in past it
+    (the statement's cost basis less the book's, over the few shares added): that answered
+    500 on Postgres (numeric overflow) and was stored on SQLite; refused naming the line."""
+    engine, settings, portfolio_id = client
+    held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000_000, Decimal("0.01"), Decimal("52"))]
+    import_statement(engine, settings, portfolio_id, holdings_statement("KC", "Acme", AS_OF, held, Decimal(0)), now=NOW)
+    more = [Holding("LIQ", "Liquid Holdings Ltd", 1_000_001, Decimal("999999999999"), Decimal("52"))]
+    pdf = holdings_statement("KC", "Acme", AS_OF, more, Decimal(0))
+    _refused(client, pdf, "the statement's LIQ line cannot be booked: price .* is over the limit", StatementRejected)
 
 
 def _valuation(*figures: str, as_of: str = AS_OF.isoformat()) -> bytes:
