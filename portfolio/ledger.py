@@ -612,13 +612,14 @@ def _terms(request: TradeRequest) -> tuple[Decimal, Decimal]:
         raise TradeRejected(f"side must be buy or sell, not '{request.side}'")
     if isinstance(request.quantity, bool) or not isinstance(request.quantity, int) or request.quantity <= 0:
         raise TradeRejected(f"quantity must be a positive whole number of shares, not {request.quantity!r}")
-    price, fees = Decimal(request.price).quantize(CENT), Decimal(request.fees)
+    price, fees = Decimal(request.price), Decimal(request.fees)
+    if price.is_finite() and price > MAX_PRICE:  # past the store's price column (and quantize's digits)
+        raise TradeRejected(f"price {price:,.2f} is over the limit of {MAX_PRICE:,} per share")
+    price = price.quantize(CENT) if price.is_finite() else price
     if fees.is_finite():
         fees = to_cents(fees)  # money moved is stored in cents (market/money.to_cents)
     if not price.is_finite() or price < 0 or (price == 0 and not written_off(request.side, request.origin)):
         raise TradeRejected(f"price must be positive, not {request.price}")
-    if price > MAX_PRICE:  # past the store's price column: refused, never a database error
-        raise TradeRejected(f"price {price:,.2f} is over the limit of {MAX_PRICE:,} per share")
     if not fees.is_finite() or fees < 0:
         raise TradeRejected(f"fees must be zero or more, not {request.fees}")
     if request.origin == "MANUAL":

@@ -87,7 +87,7 @@ import re
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, date, datetime
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Required, TypedDict
 
 from sqlalchemy import Connection, Engine
@@ -145,6 +145,8 @@ PERIOD_START = re.compile(r"^Period:? (\d{4}-\d{2}-\d{2}) to ")  # "Period: 2026
 TOKEN_FILE_CHARS = 8  # a confirm token starts with this many hex digits of its file's SHA-256
 CONFIRM_TOKEN = re.compile(r"[0-9a-f]{32}")  # those, then 24 of the hash of what the preview showed
 TOLERANCE = Decimal("0.01")
+# The digits `_lots` works at: a cost basis of 10^12 shares at 10^12 to six places (31), with room
+LOT_DIGITS = 40
 # A currency a statement names for its amounts: a "Currency: USD" line, or a column header's
 # "(USD)" on a table's heading line ("Market Value (USD)", as the exchange's pages name theirs)
 CURRENCY_LINE = re.compile(r"^Currency:? *([A-Z]{3})\b")
@@ -1128,12 +1130,15 @@ def _lots(total: Decimal, quantity: int) -> list[tuple[int, Decimal]]:
     to that scale: one lot at total / quantity where that has six decimals, else the shares
     split between that price rounded down and one millionth above it. A stated average cost
     of 50.1234567 on 2,000,000 shares is 600,000 at 50.123456 and 1,400,000 at 50.123457,
-    100,246,913.40 as the statement says, where one lot at 50.123457 is 0.60 more."""
+    100,246,913.40 as the statement says, where one lot at 50.123457 is 0.60 more. Worked
+    at enough digits for any total the statement's bounds allow (10^12 shares at 10^12,
+    past the default 28); a price past the ledger's bound is left to its refusal."""
     step = ledger.CENT
-    total = total.quantize(step)
-    low = (total / quantity).quantize(step, rounding=ROUND_FLOOR)
-    above = int((total - low * quantity) / step)
-    return [(q, p) for q, p in ((quantity - above, low), (above, low + step)) if q > 0]
+    with localcontext(prec=LOT_DIGITS):
+        total = total.quantize(step)
+        low = (total / quantity).quantize(step, rounding=ROUND_FLOOR)
+        above = int((total - low * quantity) / step)
+        return [(q, p) for q, p in ((quantity - above, low), (above, low + step)) if q > 0]
 
 
 def _book_lots(sync: _Sync, symbol: str, before: int, after: int, total: Decimal) -> list[HoldingSynced]:

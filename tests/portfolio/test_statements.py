@@ -201,14 +201,21 @@ def test_a_statement_past_the_ranges_of_trades_and_deposits_is_refused(client, a
     _refused(client, holdings_statement("KC-10042", "Acme Ltd", as_of, holdings, cash), reason, error=StatementRejected)
 
 
-def test_a_sync_price_past_the_ledgers_range_is_refused_naming_the_line(client) -> None:
+@pytest.mark.parametrize(
+    "held, stated, cost",
+    [(1_000_000, 1_000_001, "999999999999"), (10**12 - 1, 10**12, "1000000000000")],
+    ids=["past-the-price-column", "past-decimal-precision"],
+)
+def test_a_sync_price_past_the_ledgers_range_is_refused_naming_the_line(client, held, stated, cost) -> None:
     """An average cost within the range can still price the shares a sync brings in past it
     (the statement's cost basis less the book's, over the few shares added): that answered
-    500 on Postgres (numeric overflow) and was stored on SQLite; refused naming the line."""
+    500 on Postgres (numeric overflow) and was stored on SQLite, or, past 28 digits, was a
+    decimal error (500) on both; refused naming the line."""
     engine, settings, portfolio_id = client
-    held = [Holding("LIQ", "Liquid Holdings Ltd", 1_000_000, Decimal("0.01"), Decimal("52"))]
-    import_statement(engine, settings, portfolio_id, holdings_statement("KC", "Acme", AS_OF, held, Decimal(0)), now=NOW)
-    more = [Holding("LIQ", "Liquid Holdings Ltd", 1_000_001, Decimal("999999999999"), Decimal("52"))]
+    first = [Holding("LIQ", "Liquid Holdings Ltd", held, Decimal("0.01"), Decimal("0.01"))]
+    synced = holdings_statement("KC", "Acme", AS_OF, first, Decimal(0))
+    assert import_statement(engine, settings, portfolio_id, synced, now=NOW)["status"] == "SYNCED"
+    more = [Holding("LIQ", "Liquid Holdings Ltd", stated, Decimal(cost), Decimal("0.01"))]
     pdf = holdings_statement("KC", "Acme", AS_OF, more, Decimal(0))
     _refused(client, pdf, "the statement's LIQ line cannot be booked: price .* is over the limit", StatementRejected)
 
