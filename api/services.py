@@ -248,9 +248,9 @@ class ClientGate:
                     break
 
     @asynccontextmanager
-    async def queued(self, client: str) -> AsyncIterator[None]:
+    async def queued(self, client: str) -> AsyncIterator[bool]:
         """A turn for `client`, waited for on the event loop while its share or the
-        process's turns are all taken (never refused)."""
+        process's turns are all taken (never refused); yields whether it waited."""
         waiter = None
         with self._lock:
             if self._free(client):  # nobody waits who could take it: a freed turn is handed at once
@@ -272,7 +272,7 @@ class ClientGate:
                             del self._waiting[client]
                 raise
         try:
-            yield
+            yield waiter is not None
         finally:
             with self._lock:
                 self._give(client)
@@ -499,7 +499,12 @@ class Services:
                 conn.release()
 
     async def run_heavy(
-        self, client: str, function: Callable[..., Any], *args: Any, gone: Callable[[], Awaitable[bool]] | None = None
+        self,
+        client: str,
+        function: Callable[..., Any],
+        *args: Any,
+        gone: Callable[[], Awaitable[bool]] | None = None,
+        held: Callable[[], object] | None = None,
     ) -> Any:
         """`function(*args)` in a worker thread, at most `heavy_requests` at a time (PDF
         reports, GraphQL operations), at most `heavy_requests_per_client` of them
@@ -511,10 +516,17 @@ class Services:
         other way round. The limiter bounds the worker threads to the same number. `gone`
         (the request's `is_disconnected`) is asked when the turn comes: a client that has
         left is not served (ClientGone), so requests abandoned in the queue cost nothing
-        (40 abandoned PDFs held their client's turn for 18 s)."""
-        async with self.heavy_turns.queued(client):
+        (40 abandoned PDFs held their client's turn for 18 s). `held` (blocking: the
+        request's key checked again, api/security.py `still_held`) runs in the turn's
+        thread before `function` when the request waited for its turn, and refuses it by
+        raising: a key revoked while its withdrawal waited behind its client's report had
+        the withdrawal booked 17 s after the revocation. A request served at once was
+        checked as it arrived."""
+        async with self.heavy_turns.queued(client) as waited:
             if gone is not None and await gone():
                 raise ClientGone(f"the client of a heavy request ({client}) left while it waited for its turn")
+            if waited and held is not None:
+                return await to_thread.run_sync(_after, held, function, *args, limiter=self.heavy)
             return await to_thread.run_sync(function, *args, limiter=self.heavy)
 
     def apart(self, function: Callable[..., Any], *args: Any) -> Any:
@@ -588,6 +600,12 @@ ANONYMOUS = "anonymous"
 
 class ClientGone(Exception):
     """A request's client disconnected while it waited for a heavy turn; nobody reads its answer."""
+
+
+def _after(first: Callable[[], object], function: Callable[..., Any], *args: Any) -> Any:
+    """`first()`, then `function(*args)`, in one worker thread (`Services.run_heavy`'s `held`)."""
+    first()
+    return function(*args)
 
 
 def heavy_client(caller: Any) -> str:

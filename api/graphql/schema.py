@@ -55,7 +55,7 @@ from api.graphql.query import Query
 from api.graphql.scalars import SCALAR_OVERRIDES
 from api.jsonbody import strict_json
 from api.problems import problem
-from api.security import api_key_header_name, check_key, connection_of, start_over
+from api.security import api_key_header_name, check_key, connection_of, start_over, still_held
 from api.services import Services, heavy_client
 from desk import VersionMoved
 from market.budget import Deadline
@@ -187,14 +187,22 @@ class StrictGraphQLRouter(GraphQLRouter):
         )
         operation = super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
         watcher = asyncio.create_task(_stopped_on_disconnect(request, budget))
+
+        def held() -> None:  # the key checked again after a wait for the turn: 401, or its rights as they are now
+            try:
+                context.caller = still_held(request)
+            except BaseException:
+                operation.close()  # refused before it ran: never to be awaited
+                raise
+
         try:
-            return await self._run(svc, heavy_client(context.caller), context, request_data, operation, budget)
+            return await self._run(svc, context, request_data, operation, budget, held)
         finally:
             watcher.cancel()
 
-    async def _run(
-        self, svc: Any, client: str, context: Any, request_data: Any, operation: Any, budget: Deadline
-    ) -> Any:
+    async def _run(self, svc: Any, context: Any, request_data: Any, operation: Any, budget: Deadline, held: Any) -> Any:
+        client = heavy_client(context.caller)
+
         def timed() -> Any:
             budget.restart()  # the budget counts from the operation's turn, not from its wait for one
             result = asyncio.run(operation)
@@ -207,7 +215,7 @@ class StrictGraphQLRouter(GraphQLRouter):
             return result
 
         if context.caller is None or not cache.cacheable(request_data.query, request_data.operation_name):
-            return await svc.run_heavy(client, timed)
+            return await svc.run_heavy(client, timed, held=held)
         desk = svc.desk
         kept = cache.key(request_data.query, request_data.variables, request_data.operation_name, desk.closed_day())
 
@@ -225,7 +233,7 @@ class StrictGraphQLRouter(GraphQLRouter):
                 operation.close()  # built meanwhile by another request: the coroutine is never run
             return answer
 
-        return await svc.run_heavy(client, run)
+        return await svc.run_heavy(client, run, held=held)
 
 
 class KeptAnswerRoute(APIRoute):

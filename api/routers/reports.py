@@ -8,12 +8,14 @@ while it is."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from api.deps import ReportReaderDep, ServicesDep
 from api.schemas.common import KEYED, problems
-from api.security import KeyCheckedRoute, asked_head
+from api.security import KeyCheckedRoute, Principal, asked_head, still_held
 from api.services import Services, heavy_client
 
 router = APIRouter(tags=["reports"], route_class=KeyCheckedRoute)
@@ -23,6 +25,15 @@ PDF = {
         "description": "The report; `X-Data-SHA256` carries the digest of the data snapshot it was built from.",
     }
 }
+
+
+async def _built(request: Request, svc: Services, caller: Principal | None, kind: str) -> Response:
+    """The report built in its caller's heavy turn, unbuilt when its client has left by
+    then, and refused (401) when its key was revoked or rotated out while it waited
+    (`still_held`)."""
+    return await svc.run_heavy(
+        heavy_client(caller), _pdf, kind, svc, gone=request.is_disconnected, held=partial(still_held, request)
+    )
 
 
 def _pdf(kind: str, svc: Services) -> Response:
@@ -54,7 +65,7 @@ async def quant_briefing(request: Request, svc: ServicesDep, caller: ReportReade
     equity curve and the Score distribution. Needs a key unless `public_reports` is on."""
     if asked_head(request):
         return _head()
-    return await svc.run_heavy(heavy_client(caller), _pdf, "quant-briefing", svc, gone=request.is_disconnected)
+    return await _built(request, svc, caller, "quant-briefing")
 
 
 @router.get("/api/compliance-report.pdf", response_class=Response, responses={**PDF, **problems(*KEYED)})
@@ -64,4 +75,4 @@ async def compliance_report(request: Request, svc: ServicesDep, caller: ReportRe
     unless `public_reports` is on."""
     if asked_head(request):
         return _head()
-    return await svc.run_heavy(heavy_client(caller), _pdf, "compliance", svc, gone=request.is_disconnected)
+    return await _built(request, svc, caller, "compliance")

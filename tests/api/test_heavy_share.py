@@ -9,6 +9,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -187,3 +188,49 @@ def test_requests_without_a_key_share_one_clients_turns() -> None:
 
     assert heavy_client(None) == ANONYMOUS
     assert heavy_client(SimpleNamespace(portfolio_id="client:acme")) == "client:acme"
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_key_revoked_or_tuned_while_its_request_waits_for_a_turn_runs_nothing_of_it(
+    unmade_settings: Settings,
+) -> None:
+    """A withdrawal sent by GraphQL behind its client's report (a heavy turn each) was booked
+    17 s after the operator revoked the key, and a report was built for it: the key was
+    checked only when the request arrived. A request that waited for its turn has its key
+    checked again when the turn comes (`Services.run_heavy`, api/security.py `still_held`):
+    revoked or rotated out meanwhile, it is a 401 and nothing of it runs or is counted; a
+    key whose rights changed meanwhile runs with its rights as they are now."""
+    from api.app import create_app
+    from pipeline.serving import serve_in_thread
+    from tests.api.conftest import Api, Clock, assert_problem
+    from tests.api.test_graphql_kept import _turn_held
+
+    w = world.build(unmade_settings)
+    app = create_app(w.settings.model_copy(update={"heavy_requests": 2, "heavy_requests_per_client": 1}), now=Clock())
+    desk = app.state.services.desk
+    with w.engine.connect() as conn:
+        acme, beta = (f"client:{desk.key_record(conn, key).client_id}" for key in (w.acme_key, w.beta_key))
+    withdrawal = {"query": 'mutation { moveCash(amount: "-1000.00") { __typename } }'}
+    insights = {"query": "{ macroInsights { weekStart } }"}
+    with serve_in_thread(app) as base:
+        api = Api(base, w, Clock())
+        cash = api.acme("GET", "/api/portfolio/summary").json()["cash"]
+        assert api.call("POST", "/graphql", w.beta_key, json=insights).json()["errors"][0]["extensions"]["code"] != (
+            "FORBIDDEN"
+        )  # a PRO key reads the macro insights
+        with ThreadPoolExecutor(3) as pool:
+            with _turn_held(app, acme), _turn_held(app, beta):
+                booked = pool.submit(api.call, "POST", "/graphql", w.acme_key, json=withdrawal)
+                report = pool.submit(api.call, "GET", "/api/quant-briefing.pdf", w.acme_key)
+                read = pool.submit(api.call, "POST", "/graphql", w.beta_key, json=insights)
+                time.sleep(1.0)  # all three admitted and waiting for their client's turn
+                assert not (booked.done() or report.done() or read.done())
+                keystore.revoke(w.engine, w.acme_key_id, now=world.MORNING)  # as the admin, in another worker
+                keystore.set_option(w.engine, w.beta_key_id, "MACRO_ACCESS_SET", False, now=world.MORNING)
+        for refused in (booked.result(), report.result()):
+            body = assert_problem(refused, 401, "revoked or rotated out while this request waited for its turn")
+            assert "ratelimit" not in refused.headers, body  # nothing of it counted
+        assert read.result().json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"  # its rights as they are now
+        replaced = keystore.generate(w.engine, w.settings, "Acme Capital", "STANDARD", now=world.MORNING)
+        assert api.call("GET", "/api/portfolio/summary", replaced["api_key"]).json()["cash"] == cash  # nothing booked
+        api.http.close()
