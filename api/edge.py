@@ -13,7 +13,9 @@ In order:
    authenticated here first, before a byte of its body is read: no key, a bad key or an
    exhausted rate limit is answered (401, 429, counted) and the body is never parsed,
    buffered or spooled. The principal is kept on the request, so the route's own key
-   check reuses it (counted once against the rate limit). Every other request is
+   check reuses it (counted once against the rate limit); a body that completes
+   BODY_RECHECK_SECONDS or more after that check has the key checked again
+   (`_held_through_body`: 401 when it was revoked meanwhile). Every other request is
    authenticated by its route before anything of it is read (api/security.py
    `KeyCheckedRoute`).
 4. The media type (JSON endpoints take JSON, the two uploads multipart), the content
@@ -32,6 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import secrets
+import time
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus
 
@@ -41,8 +44,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.problems import problem, problem_for, unexpected
-from api.security import api_key_header_name, authenticate, carries_body, request_fact
-from market.errors import MarketIntelError
+from api.security import api_key_header_name, authenticate, carries_body, request_fact, still_held
+from market.errors import AuthenticationError, MarketIntelError
 from market.settings import Settings
 from market.text import unprintable
 
@@ -99,6 +102,36 @@ class BodyTooLarge(HTTPException):
 
     def __init__(self, detail: str) -> None:
         super().__init__(status_code=413, detail=detail)
+
+
+class KeyWithdrawn(HTTPException):
+    """Raised from `receive` when the body's last byte arrives and its key, checked before
+    the body was read, no longer works (`_held_through_body`); answered 401 like BodyTooLarge's 413."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(status_code=401, detail=detail)
+
+
+# A body completed this long after its key was checked has the key checked again: a body
+# that trickles in can take minutes, and a revocation meanwhile held for nothing of it. One
+# that arrives with its headers (nearly every one) is read well within it, at no cost.
+BODY_RECHECK_SECONDS = 0.25
+
+
+async def _held_through_body(request: Request) -> None:
+    """The key of a request whose body has just arrived checked again when the body
+    completed BODY_RECHECK_SECONDS or more after the key was checked (api/security.py
+    `still_held`): KeyWithdrawn (401, nothing of the request run or counted) when it was
+    revoked or rotated out meanwhile. A withdrawal whose body came half a second after the
+    key was revoked was booked. Once a request."""
+    checked = request_fact(request, "key_checked_at")
+    if checked is None or time.monotonic() - checked < BODY_RECHECK_SECONDS:
+        return
+    request.state.key_checked_at = None
+    try:
+        await run_in_threadpool(still_held, request, "its body arrived")
+    except AuthenticationError as withdrawn:
+        raise KeyWithdrawn(withdrawn.detail) from withdrawn
 
 
 # The docs pages' static assets (api/docs_pages.py) are the same for everyone and never change
@@ -211,6 +244,8 @@ class Edge:
                 received += len(message.get("body", b""))
                 if received > cap:
                     raise BodyTooLarge(f"the request body is {self._limit(path)}; reading stopped there")
+                if not message.get("more_body", False):
+                    await _held_through_body(request)
             return message
 
         try:
@@ -225,8 +260,8 @@ class Edge:
             # A body past its cap, raised where no exception handler saw it (outside a route), is
             # a 413; any other error no handler expected (the edge's own key check's included) is
             # a 500 the client receives (api/problems.py `unexpected`), never a dropped connection.
-            too_large = isinstance(exc, BodyTooLarge)
-            answer = problem(request, 413, str(exc.detail)) if too_large else unexpected(request, exc)
+            from_body = isinstance(exc, BodyTooLarge | KeyWithdrawn)
+            answer = problem(request, exc.status_code, str(exc.detail)) if from_body else unexpected(request, exc)
             await answer(scope, receive, send_with_headers)
 
     async def _refusal(self, request: Request, path: str) -> Any:
@@ -243,6 +278,7 @@ class Edge:
             )
         except MarketIntelError as error:
             return problem_for(request, error)
+        request.state.key_checked_at = time.monotonic()  # a body that completes long after is checked again
         return url_refusal or self._body_refusal(request, path, length)
 
     def _url_refusal(self, request: Request) -> Any:

@@ -300,16 +300,19 @@ def start_over(request: Request) -> None:
     state.counted = state.rate_limit = state.refunded = None
 
 
-def still_held(request: Request) -> Principal | None:
+def still_held(request: Request, meanwhile: str = "this request waited for its turn") -> Principal | None:
     """The request's caller checked again, on a connection of its own (blocking), when its
-    work starts after it waited for a turn (`Services.run_heavy`'s `held`: a GraphQL
-    operation or a report behind its client's others): a key revoked or rotated out
-    meanwhile is refused (AuthenticationError, 401) with nothing of the request run and its
-    count taken back (`start_over`), as a key that moved before its request was answered
-    is; a key whose tier, limits or macro access changed meanwhile goes on as it is now
-    (the returned principal, also the request's). The admin key, from settings, and a
-    request without a key (a public report) are not checked again. A withdrawal that waited
-    behind its client's report was booked 17 s after the operator revoked the key."""
+    work starts a while after its key was checked, `meanwhile` saying what it waited for:
+    its turn (`Services.run_heavy`'s `held`: a GraphQL operation or a report behind its
+    client's others), or its body (api/edge.py `Edge`, which checks the key before reading
+    a byte of it). A key revoked or rotated out meanwhile is refused (AuthenticationError,
+    401) with nothing of the request run and its count taken back (`start_over`), as a key
+    that moved before its request was answered is; a key whose tier, limits or macro access
+    changed meanwhile goes on as it is now (the returned principal, also the request's).
+    The admin key, from settings, and a request without a key (a public report) are not
+    checked again. A withdrawal that waited behind its client's report was booked 17 s
+    after the operator revoked the key, and one whose body came after the revocation was
+    booked too."""
     caller: Principal | None = request_fact(request, "principal")
     if caller is None or caller.is_admin:
         return caller
@@ -318,9 +321,7 @@ def still_held(request: Request) -> Principal | None:
         record = svc.desk.key_record(conn, request.headers.get(api_key_header_name) or "")
     if record is None:
         start_over(request)
-        raise AuthenticationError(
-            "the API key was revoked or rotated out while this request waited for its turn; nothing of it was run"
-        )
+        raise AuthenticationError(f"the API key was revoked or rotated out while {meanwhile}; nothing of it was run")
     request.state.principal = fresh = _client(record)
     return fresh
 

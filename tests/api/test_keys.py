@@ -4,8 +4,11 @@ headers), and key hygiene: no secret in any table, log line or error body."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import time
+from collections.abc import Iterator
 from datetime import timedelta
 from email.utils import parsedate_to_datetime
 
@@ -542,3 +545,53 @@ def test_the_key_list_pages_and_a_walk_sees_every_key_once_while_keys_are_issued
     assert everything["next_cursor"] is None and everything["items"][-1]["client_name"] == "Late Fund"
     assert_problem(api.admin("GET", "/api/keys", params={"limit": 1001}), 422)
     assert_problem(api.admin("GET", "/api/keys", params={"cursor": "bm90IGEgY3Vyc29y"}), 422)
+
+
+def test_a_key_revoked_while_its_requests_body_arrives_writes_nothing(api: Api) -> None:
+    """A request with a body has its key checked before a byte of the body is read (the
+    edge), and was acted on however long the body then took: a withdrawal whose body came
+    half a second after the key was revoked was booked (201), and one that trickles in
+    for minutes would be too. A body that completes a while after its key was checked
+    has the key checked again (api/edge.py, api/security.py `still_held`): revoked or
+    rotated out meanwhile, a 401 with nothing written; a key that still holds goes on."""
+    from tests.api import rawhttp
+
+    w = api.world
+    other = api.admin("POST", "/api/keys/generate", json={"client_name": "Acme Capital", "tier": "STANDARD"})
+    reader = other.json()["api_key"]  # the client's second key, which the revocation leaves working
+    cash = api.call("GET", "/api/portfolio/summary", reader).json()["cash"]
+
+    def late(body: bytes, revoked: str | None = None) -> Iterator[bytes]:
+        time.sleep(0.6)  # the headers are sent and the key checked; the body is on its way
+        if revoked is not None:
+            api.admin("POST", f"/api/keys/{revoked}/revoke")
+        yield body
+
+    def sent(path: str, key: str, body: dict | bytes, revoked: str | None = None) -> rawhttp.Answer:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        media = "multipart/form-data; boundary=B" if isinstance(body, bytes) else "application/json"
+        headers = {"X-API-Key": key, "Content-Type": media, "Connection": "close"}
+        return rawhttp.stream(api.base, path, headers, late(data, revoked), length=len(data))
+
+    slow = sent("/api/portfolio/cash", reader, {"amount": "-1.00"})  # a slow body of a key that holds
+    assert slow.status == 201, slow.body
+    cash = api.call("GET", "/api/portfolio/summary", reader).json()["cash"]
+    withdrawal = sent("/api/portfolio/cash", w.acme_key, {"amount": "-1000.00"}, revoked=w.acme_key_id)
+    mutation = {"query": 'mutation { moveCash(amount: "-1000.00") { __typename } }'}
+    rotated = api.admin("POST", f"/api/keys/{w.beta_key_id}/rotate", json={"grace_seconds": 3600}).json()
+    by_graphql = sent("/graphql", rotated["api_key"], mutation, revoked=rotated["key_id"])
+    note = (
+        b'--B\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\nContent-Type: text/plain\r\n\r\n'
+        b"LIQ beat its earnings forecast.\r\n--B--\r\n"
+    )
+    third = api.admin("POST", "/api/keys/generate", json={"client_name": "Acme Capital", "tier": "STANDARD"}).json()
+    upload = sent("/api/portfolio/upload-research", third["api_key"], note, revoked=third["key_id"])
+    for refused in (withdrawal, by_graphql, upload):
+        assert refused.status == 401, refused.body
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert "revoked or rotated out while its body arrived" in refused.json()["detail"], refused.body
+        assert "ratelimit" not in refused.headers  # not counted
+    assert api.call("GET", "/api/portfolio/summary", reader).json()["cash"] == cash  # nothing withdrawn
+    assert api.call("GET", "/api/portfolio/cash", w.beta_key).status_code == 401  # revoked with its successor
+    stored = sent("/api/portfolio/upload-research", reader, note)
+    assert stored.status == 200 and stored.json()["already_stored"] is False, stored.body  # the refused one was not
