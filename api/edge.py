@@ -14,7 +14,7 @@ In order:
    exhausted rate limit is answered (401, 429, counted) and the body is never parsed,
    buffered or spooled. The principal is kept on the request, so the route's own key
    check reuses it (counted once against the rate limit); a body that completes
-   BODY_RECHECK_SECONDS or more after that check has the key checked again
+   RECHECK_AFTER_SECONDS or more after that check has the key checked again
    (`_held_through_body`: 401 when it was revoked meanwhile). Every other request is
    authenticated by its route before anything of it is read (api/security.py
    `KeyCheckedRoute`).
@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.problems import problem, problem_for, unexpected
-from api.security import api_key_header_name, authenticate, carries_body, request_fact, still_held
+from api.security import api_key_header_name, authenticate, carries_body, held_since_check, recheck_due, request_fact
 from market.errors import AuthenticationError, MarketIntelError
 from market.settings import Settings
 from market.text import unprintable
@@ -112,24 +112,15 @@ class KeyWithdrawn(HTTPException):
         super().__init__(status_code=401, detail=detail)
 
 
-# A body completed this long after its key was checked has the key checked again: a body
-# that trickles in can take minutes, and a revocation meanwhile held for nothing of it. One
-# that arrives with its headers (nearly every one) is read well within it, at no cost.
-BODY_RECHECK_SECONDS = 0.25
-
-
 async def _held_through_body(request: Request) -> None:
-    """The key of a request whose body has just arrived checked again when the body
-    completed BODY_RECHECK_SECONDS or more after the key was checked (api/security.py
-    `still_held`): KeyWithdrawn (401, nothing of the request run or counted) when it was
-    revoked or rotated out meanwhile. A withdrawal whose body came half a second after the
-    key was revoked was booked. Once a request."""
-    checked = request_fact(request, "key_checked_at")
-    if checked is None or time.monotonic() - checked < BODY_RECHECK_SECONDS:
+    """The key of a request whose body has just arrived checked again when the body came a
+    while after the key was checked (api/security.py `held_since_check`): KeyWithdrawn
+    (401, nothing of the request run or counted) when it was revoked or rotated out
+    meanwhile. A withdrawal whose body came half a second after the key was revoked was booked."""
+    if not recheck_due(request):
         return
-    request.state.key_checked_at = None
     try:
-        await run_in_threadpool(still_held, request, "its body arrived")
+        await run_in_threadpool(held_since_check, request, "its body arrived")
     except AuthenticationError as withdrawn:
         raise KeyWithdrawn(withdrawn.detail) from withdrawn
 

@@ -326,6 +326,29 @@ def still_held(request: Request, meanwhile: str = "this request waited for its t
     return fresh
 
 
+# A request whose work starts this long after its key was checked by the edge (its body
+# arrived, its file was read) has the key checked again (`held_since_check`): a body can
+# trickle in for minutes and a PDF take 20 s to read, and a revocation meanwhile held for
+# none of it. One whose work starts within it (nearly every one) costs nothing more.
+RECHECK_AFTER_SECONDS = 0.25
+
+
+def recheck_due(request: Request) -> bool:
+    """Whether RECHECK_AFTER_SECONDS have passed since the edge checked the request's key
+    (`key_checked_at`, set for a request with a body); no I/O, so on the event loop."""
+    checked = request_fact(request, "key_checked_at")
+    return checked is not None and time.monotonic() - checked >= RECHECK_AFTER_SECONDS
+
+
+def held_since_check(request: Request, meanwhile: str) -> None:
+    """`still_held` when `recheck_due` (blocking): AuthenticationError (401, nothing of the
+    request run or counted) for a key revoked or rotated out while `meanwhile`; the check's
+    moment is then now, so a later step checks again only after as long again."""
+    if recheck_due(request):
+        still_held(request, meanwhile)
+        request.state.key_checked_at = time.monotonic()
+
+
 def refunded_refusal(error: BaseException) -> bool:
     """Whether an error refuses a request after admission without doing its work: over a
     per-client concurrency limit (429) or the service busy (503); both say when to retry."""

@@ -30,7 +30,7 @@ from api.schemas.portfolio import (
     TradePreview,
     TradeSide,
 )
-from api.security import Principal, caller_portfolio, caller_portfolio_on
+from api.security import Principal, caller_portfolio, caller_portfolio_on, held_since_check, recheck_due
 from api.services import Services, written
 from api.uploads import read_upload
 from desk import Versioned
@@ -182,6 +182,7 @@ async def upload_pdf(
     data = await read_upload(request, file, svc.settings.pdf_max_bytes, pdf_only=True)
     with svc.uploads.turn(caller.portfolio_id):
         read = await run_in_threadpool(svc.desk.read_statement, data, file.filename or "statement.pdf")
+        await _held_through_read(request)
         async with svc.slots():
             pid = await run_in_threadpool(caller_portfolio, svc, caller)
             shown = written(StatementResult)
@@ -199,5 +200,15 @@ async def upload_research(
     data = await read_upload(request, file, svc.settings.pdf_max_bytes, pdf_only=False)
     with svc.uploads.turn(caller.portfolio_id):
         note = await run_in_threadpool(svc.desk.read_note, data, file.filename, file.content_type)
+        await _held_through_read(request)
         async with svc.slots():
             return await run_in_threadpool(svc.desk.file_note, note, caller.client_id, written(ResearchResult))
+
+
+async def _held_through_read(request: Request) -> None:
+    """An upload's key checked again before it stores anything, when its file took a while
+    to read (a PDF: up to `pdf_timeout_seconds` in its sandbox, after waiting as long for
+    one): 401 and nothing stored when the key was revoked or rotated out meanwhile
+    (api/security.py `held_since_check`)."""
+    if recheck_due(request):
+        await run_in_threadpool(held_since_check, request, "its file was read")

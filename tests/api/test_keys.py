@@ -9,6 +9,7 @@ import logging
 import re
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from email.utils import parsedate_to_datetime
 
@@ -595,3 +596,37 @@ def test_a_key_revoked_while_its_requests_body_arrives_writes_nothing(api: Api) 
     assert api.call("GET", "/api/portfolio/cash", w.beta_key).status_code == 401  # revoked with its successor
     stored = sent("/api/portfolio/upload-research", reader, note)
     assert stored.status == 200 and stored.json()["already_stored"] is False, stored.body  # the refused one was not
+
+
+def test_a_key_revoked_while_its_upload_is_read_files_nothing(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upload's file is read (a PDF in its sandbox: up to `pdf_timeout_seconds`, 20 s,
+    after waiting as long for a sandbox) after its key was checked and before anything is
+    stored: a note whose key was revoked during the read was filed all the same. The key
+    is checked again before the upload stores anything when the read took a while
+    (api/security.py `held_since_check`): 401, nothing filed."""
+    import threading
+
+    from desk import Desk
+
+    w = api.world
+    reading, revoked = threading.Event(), threading.Event()
+    read = Desk.read_note
+
+    def slow_read(self: Desk, *args: object) -> object:  # as a long PDF read: the key is revoked meanwhile
+        reading.set()
+        assert revoked.wait(10)
+        return read(self, *args)
+
+    monkeypatch.setattr(Desk, "read_note", slow_read)
+    note = {"file": ("n.txt", b"LIQ beat its earnings forecast.", "text/plain")}
+    with ThreadPoolExecutor(1) as pool:
+        upload = pool.submit(api.acme, "POST", "/api/portfolio/upload-research", files=note)
+        assert reading.wait(10)
+        assert api.admin("POST", f"/api/keys/{w.acme_key_id}/revoke").status_code == 200
+        time.sleep(0.3)  # the read outlasts the recheck's threshold
+        revoked.set()
+        body = assert_problem(upload.result(), 401, "revoked or rotated out while its file was read")
+    monkeypatch.setattr(Desk, "read_note", read)
+    second = api.admin("POST", "/api/keys/generate", json={"client_name": "Acme Capital", "tier": "STANDARD"})
+    again = api.call("POST", "/api/portfolio/upload-research", second.json()["api_key"], files=note)
+    assert again.status_code == 200 and again.json()["already_stored"] is False, (again.text, body)
