@@ -207,34 +207,74 @@ def published_at(item: dict) -> datetime | None:
     where feedparser read UTC); a date without a time is
     the end of that day at the exchange (it may have come after the close). feedparser reads
     both as UTC, which put a 16:30 item at 11:30 and a dated one at 19:00 the evening before,
-    inside the composite of a close they came after. None: the item has no readable stamp
+    inside the composite of a close they came after. A date written in digits is read as
+    written (`_written_day`), never as feedparser's ISO 8601 reader takes other digits.
+    None: the item has no readable stamp
     (also one out of the calendar's range, 9999-12-31 at the exchange or year 0 in UTC: an
     unreadable date is no date, never the feed's failure)."""
-    field = "published" if item.get("published_parsed") else "updated"
-    stamp, raw = item.get(f"{field}_parsed"), item.get(field) or ""
-    if not stamp:
-        return None
-    try:
-        return _stamp_time(stamp, raw)
-    except (OverflowError, ValueError):
-        return None
+    for name in ("published", "updated"):  # the first one readable
+        stamp, raw = item.get(f"{name}_parsed"), item.get(name) or ""
+        try:
+            if _ISO_DATE.match(raw) or _NAMED_MONTH.search(raw):  # a date feedparser reads right
+                found = _stamp_time(stamp, raw) if stamp else None
+            else:
+                day, written = _written_day(raw)
+                found = None if day is None else _written_time(day, _CLOCK.search(raw, written))
+        except (OverflowError, ValueError):
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+# A date feedparser reads right: ISO 8601's calendar or ordinal date (2026-11-20, 20261120,
+# 2026-324), or one with a month's name (RFC 822's). Any other date in digits alone, which
+# its ISO 8601 reader took as it could (2026/11/20 as 1 December, 20-11-2026 as 20 November
+# 2020, a Unix time as 1796, 2026-11 as 1 November), is read by `_written_day` or not at all.
+_ISO_DATE = re.compile(r"\s*\d{4}(?:-\d{2}-\d{2}|\d{4}|-\d{3})(?![\d/.-])")
+_NAMED_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
+_NUMERIC_DATE = re.compile(r"(?<!\d)(\d{1,4})([/.-])(\d{1,2})\2(\d{4}|\d{1,2})(?!\d)")
+
+
+def _written_day(raw: str) -> tuple[date | None, int]:
+    """The date of a stamp written in digits, as written: year first (2026/11/20,
+    2026.11.20), or day and month before a four-digit year where only one reading is a date
+    (20/11/2026 day first, 11/20/2026 month first); None where both are (03/11/2026: 3
+    November or 11 March), or it is no such date (a Unix time, 2026-11); with where the
+    date ends in `raw` (its time follows)."""
+    written = _NUMERIC_DATE.search(raw)
+    if written is None:
+        return None, 0
+    first, _, second, third = written.groups()
+    if len(first) == 4:
+        return date(int(first), int(second), int(third)), written.end()
+    a, b = int(first), int(second)
+    if len(third) != 4 or (a != b and a <= 12 and b <= 12):  # a two-digit year; either could be the month
+        return None, 0
+    day, month = (a, b) if a > 12 or a == b else (b, a)
+    return date(int(third), month, day), written.end()
 
 
 def _stamp_time(stamp: time_struct, raw: str) -> datetime:
     clock = _CLOCK.search(raw)
-    if clock is None:
-        return datetime.combine(date(*stamp[:3]), time(23, 59, 59), tzinfo=EXCHANGE_TZ).astimezone(UTC)
-    zone = (clock["zone"] or "").lower().removeprefix("etc/")
-    if clock["half"] is None and (zone[:1] in ("+", "-") or zone in _KNOWN_ZONES):
+    zone = "" if clock is None else (clock["zone"] or "").lower().removeprefix("etc/")
+    if clock is not None and clock["half"] is None and (zone[:1] in ("+", "-") or zone in _KNOWN_ZONES):
         return datetime.fromtimestamp(calendar.timegm(stamp), tz=UTC)  # feedparser's reading
-    if clock["half"] is None and not zone:
-        return datetime(*stamp[:6], tzinfo=EXCHANGE_TZ).astimezone(UTC)
-    # feedparser dropped AM/PM (and then the zone) or read an unknown zone as UTC: the time as
-    # written, on the date it gave (it shifted nothing), read here
+    # feedparser dropped AM/PM (and then the zone) or read an unknown zone, or none, as UTC:
+    # the time as written, on the date it gave (it shifted nothing), read here
+    return _written_time(date(*stamp[:3]), clock)
+
+
+def _written_time(day: date, clock: re.Match[str] | None) -> datetime:
+    """The moment (UTC) of a stamp written on `day` at `clock` (AM/PM honoured, its zone by
+    `_zone`); without a clock, the end of that day at the exchange."""
+    if clock is None:
+        return datetime.combine(day, time(23, 59, 59), tzinfo=EXCHANGE_TZ).astimezone(UTC)
     hour = int(clock["hour"])
     if clock["half"]:
         hour = hour % 12 + (12 if clock["half"].upper() == "PM" else 0)
-    written = datetime.combine(date(*stamp[:3]), time(hour, int(clock["minute"]), int(clock["second"] or 0)))
+    written = datetime.combine(day, time(hour, int(clock["minute"]), int(clock["second"] or 0)))
+    zone = (clock["zone"] or "").lower().removeprefix("etc/")
     return written.replace(tzinfo=_zone(zone)).astimezone(UTC)
 
 

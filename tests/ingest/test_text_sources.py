@@ -1100,3 +1100,42 @@ def test_a_disclosure_beside_a_feed_holding_credentials_fails_and_is_served_with
     with service_engine(settings).connect() as conn:
         (served,) = news(conn, ["KCB"])["KCB"]
     assert served["link"] == f"{shown}/kcb.pdf" and "feed-pw" not in caplog.text
+
+
+@ON_SQLITE_ONLY
+def test_a_date_written_in_digits_is_read_as_written_or_not_at_all(settings: Settings, site: tuple[Files, str]) -> None:
+    """feedparser's ISO 8601 reader took any digits for a date: 2026/11/20 was 1 December,
+    20-11-2026 was 20 November 2020, a Unix time was 1796, so a story of the day counted in
+    a composite eleven days on (or in none). A date is read as written, or the item is undated."""
+    files, url = site
+    stamps = {
+        "year-first": "2026/11/20 14:00",
+        "year-first-dots": "2026.11.20",
+        "day-first": "20/11/2026 04:30 PM",
+        "day-first-dashes": "20-11-2026 14:00",
+        "month-first": "11/20/2026 14:00",
+        "ambiguous": "03/11/2026 14:00",  # 3 November or 11 March: no stamp
+        "unix-time": "1795190400",
+        "year-month": "2026-11",  # 1 November was earlier than the stamp allows
+    }
+    files.pages["/feed"] = _feed(
+        *(
+            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
+                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
+            )
+            for name, stamp in stamps.items()
+        )
+    )
+    _ingest(settings, [f"{url}/feed"])
+    stored, _, _ = _stored_and_counted(settings)
+    at_two = datetime(2026, 11, 20, 19, 0, tzinfo=UTC)
+    assert stored == {
+        "KCB year-first": at_two,
+        "KCB year-first-dots": datetime(2026, 11, 21, 4, 59, 59, tzinfo=UTC),  # the end of that day
+        "KCB day-first": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
+        "KCB day-first-dashes": at_two,
+        "KCB month-first": at_two,
+        "KCB ambiguous": None,
+        "KCB unix-time": None,
+        "KCB year-month": None,
+    }
