@@ -483,9 +483,16 @@ def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
         append_history(conn, tables.disclosures, [row])
         if row["status"] == "OK":
             (stored_row,) = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
-            _tag(conn, "DISCLOSURE", stored_row["id"], f"{entry['title']}\n{row['body']}", run.matcher)
+            _tag(conn, "DISCLOSURE", stored_row["id"], _disclosure_text(entry, row), run.matcher)
     run.report.disclosures_ok += row["status"] == "OK"
     run.report.disclosures_failed += row["status"] == "FAILED"
+
+
+def _disclosure_text(entry: dict, row: dict) -> str:
+    """What a disclosure is tagged from: its feed item's title and summary, and its PDF's
+    text. The summary too: a scanned notice (no text layer) titled "Notice of dividend" named
+    nobody, though its feed item said which company declared it."""
+    return f"{entry['title']}\n{entry['summary']}\n{row['body']}"
 
 
 def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:

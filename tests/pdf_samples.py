@@ -78,6 +78,17 @@ def relabelled_pdf(lines: list[str], relabel: dict[str, str]) -> bytes:
     )
 
 
+def scanned_pdf() -> bytes:
+    """A valid one-page PDF without a text layer, as a scanned notice is (its page an image)."""
+    return _assemble(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+        ]
+    )
+
+
 def page_bomb(pages: int = 400) -> bytes:
     """A valid PDF with far more pages than any disclosure has."""
     return text_pdf(["page"], pages=pages)

@@ -27,7 +27,7 @@ from store import tables
 from store.engine import service_engine
 from store.history import append_history, current_rows
 from tests.conftest import ON_SQLITE_ONLY
-from tests.pdf_samples import decompression_bomb, page_bomb, relabelled_pdf, text_pdf
+from tests.pdf_samples import decompression_bomb, page_bomb, relabelled_pdf, scanned_pdf, text_pdf
 
 DAY = date(2026, 11, 20)
 
@@ -1139,3 +1139,26 @@ def test_a_date_written_in_digits_is_read_as_written_or_not_at_all(settings: Set
         "KCB unix-time": None,
         "KCB year-month": None,
     }
+
+
+@ON_SQLITE_ONLY
+def test_a_disclosure_is_tagged_with_the_names_its_feed_item_gives(settings: Settings, site: tuple[Files, str]) -> None:
+    """A disclosure was tagged from its title and its PDF's text alone: a scanned notice (no
+    text layer) titled "Notice of dividend", whose feed item says which company declared it,
+    named nobody, and never reached the company's news or its sentiment composite."""
+    files, url = site
+    files.pages["/scan.pdf"] = (200, "application/pdf", scanned_pdf())
+    files.pages["/feed"] = _feed(
+        _item(
+            "Notice of dividend",
+            f"{url}/d/1",
+            pdf=f"{url}/scan.pdf",
+            description="Kingston Commercial Bank Limited declares a dividend.",
+        )
+    )
+    report = _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        (stored,) = current_rows(conn, tables.disclosures)
+        named = {(m["doc_kind"], m["doc_id"], m["symbol"]) for m in current_rows(conn, tables.document_mentions)}
+    assert (report.disclosures_ok, stored["status"], stored["body"]) == (1, "OK", "")
+    assert named == {("DISCLOSURE", stored["id"], "KCB")}
