@@ -213,18 +213,27 @@ def published_at(item: dict) -> datetime | None:
     (also one out of the calendar's range, 9999-12-31 at the exchange or year 0 in UTC: an
     unreadable date is no date, never the feed's failure)."""
     for name in ("published", "updated"):  # the first one readable
-        stamp, raw = item.get(f"{name}_parsed"), item.get(name) or ""
         try:
-            if _ISO_DATE.match(raw) or _NAMED_MONTH.search(raw):  # a date feedparser reads right
-                found = _stamp_time(stamp, raw) if stamp else None
-            else:
-                day, written = _written_day(raw)
-                found = None if day is None else _written_time(day, _CLOCK.search(raw, written))
+            found = _read_stamp(item.get(f"{name}_parsed"), item.get(name) or "")
         except (OverflowError, ValueError):
             found = None
         if found is not None:
             return found
     return None
+
+
+def _read_stamp(stamp: time_struct | None, raw: str) -> datetime | None:
+    """`published_at` of one stamp: feedparser's reading `stamp` where it reads the form
+    right, else the date as written (`_written_day`) at the time written after it."""
+    if _ISO_DATE.match(raw) or (stamp and _NAMED_MONTH.search(raw)):  # a date feedparser reads right
+        return _stamp_time(stamp, raw) if stamp else None
+    day, written = _written_day(raw)
+    if day is None:
+        return None
+    clock = _CLOCK.search(raw, written)
+    if clock is not None and _OFFSET_AFTER.match(raw, clock.end()):  # "GMT-5": a zone, then an offset from it
+        return None
+    return _written_time(day, clock)
 
 
 # A date feedparser reads right: ISO 8601's calendar or ordinal date (2026-11-20, 20261120,
@@ -234,14 +243,29 @@ def published_at(item: dict) -> datetime | None:
 _ISO_DATE = re.compile(r"\s*\d{4}(?:-\d{2}-\d{2}|\d{4}|-\d{3})(?![\d/.-])")
 _NAMED_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
 _NUMERIC_DATE = re.compile(r"(?<!\d)(\d{1,4})([/.-])(\d{1,2})\2(\d{4}|\d{1,2})(?!\d)")
+# a month's name with its day before a four-digit year, either way round: Nov 20, 2026;
+# November 20th 2026; 20-Nov-2026; 20 November, 2026 (feedparser reads none but the last)
+_NAMED_DATE = re.compile(
+    r"\b(?:(?P<month>[a-z]{3,9})\.?\s+(?P<day>\d{1,2})|(?P<day2>\d{1,2})(?:st|nd|rd|th)?[\s-]+(?P<month2>[a-z]{3,9})\.?)"
+    r"(?:st|nd|rd|th)?,?[\s-]+(?P<year>\d{4})(?!\d)",
+    re.I,
+)
+_MONTHS = [m.lower() for m in calendar.month_name[1:]]
+_OFFSET_AFTER = re.compile(r"\s*[+-]\d")
 
 
 def _written_day(raw: str) -> tuple[date | None, int]:
-    """The date of a stamp written in digits, as written: year first (2026/11/20,
-    2026.11.20), or day and month before a four-digit year where only one reading is a date
+    """The date of a stamp as written: with its month's name (`_NAMED_DATE`), or in digits,
+    year first (2026/11/20, 2026.11.20), or day and month before a four-digit year where only one reading is a date
     (20/11/2026 day first, 11/20/2026 month first); None where both are (03/11/2026: 3
     November or 11 March), or it is no such date (a Unix time, 2026-11); with where the
     date ends in `raw` (its time follows)."""
+    if named := _NAMED_DATE.search(raw):
+        word = (named["month"] or named["month2"]).lower()
+        month = next((n for n, full in enumerate(_MONTHS, 1) if full.startswith(word)), None)
+        if month is None:  # a word, not a month's name
+            return None, 0
+        return date(int(named["year"]), month, int(named["day"] or named["day2"])), named.end()
     written = _NUMERIC_DATE.search(raw)
     if written is None:
         return None, 0

@@ -1162,3 +1162,34 @@ def test_a_disclosure_is_tagged_with_the_names_its_feed_item_gives(settings: Set
         named = {(m["doc_kind"], m["doc_id"], m["symbol"]) for m in current_rows(conn, tables.document_mentions)}
     assert (report.disclosures_ok, stored["status"], stored["body"]) == (1, "OK", "")
     assert named == {("DISCLOSURE", stored["id"], "KCB")}
+
+
+@ON_SQLITE_ONLY
+def test_a_date_with_its_month_named_first_is_read(settings: Settings, site: tuple[Files, str]) -> None:
+    """feedparser reads no "Nov 20, 2026 4:30 PM" nor "20-Nov-2026": such an item was undated,
+    and served as published when it was stored."""
+    files, url = site
+    stamps = {
+        "us": "Nov 20, 2026 4:30 PM",
+        "long": "Friday, November 20, 2026 - 14:00",
+        "dashes": "20-Nov-2026",
+        "offset-after-zone": "Nov 20, 2026 14:00 GMT-5",  # GMT then -5: not read as GMT
+        "no-month": "Novel 20, 2026",
+    }
+    files.pages["/feed"] = _feed(
+        *(
+            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
+                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
+            )
+            for name, stamp in stamps.items()
+        )
+    )
+    _ingest(settings, [f"{url}/feed"])
+    stored, _, _ = _stored_and_counted(settings)
+    assert stored == {
+        "KCB us": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
+        "KCB long": datetime(2026, 11, 20, 19, 0, tzinfo=UTC),
+        "KCB dashes": datetime(2026, 11, 21, 4, 59, 59, tzinfo=UTC),
+        "KCB offset-after-zone": None,
+        "KCB no-month": None,
+    }
