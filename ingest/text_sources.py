@@ -31,7 +31,7 @@ from sqlalchemy import Column, ColumnElement, Connection, Engine, select
 
 from ingest.addresses import Reach, followed, origin
 from ingest.exchange.client import ACCEPT_ENCODING, ExchangeClient, bounded_body
-from ingest.mentions import InstrumentMatcher
+from ingest.mentions import InstrumentMatcher, Mention
 from ingest.pdf_text import PdfExtractor, PdfRejected
 from market.budget import Deadline
 from market.clock import EXCHANGE_TZ
@@ -41,6 +41,7 @@ from market.settings import Settings
 from market.text import PDF_TYPES, fits_key, key_cut, masked_urls, media_type, plain_text, printable, web_link
 from store import tables
 from store.history import append_history, current_rows, key_chunks
+from store.splits import Split, renamed_on, stored_splits
 from store.transactions import write_transaction
 
 log = logging.getLogger(__name__)
@@ -105,13 +106,17 @@ def ingest_text(
             return ingest_text(engine, settings, day, client, http, own)
     report = TextIngestReport()
     with engine.connect() as conn:
-        matcher = InstrumentMatcher(current_rows(conn, tables.instruments))
-    run = _DisclosureRun(engine, settings, day, matcher, extractor, http, report)
+        names = _Names(
+            InstrumentMatcher(current_rows(conn, tables.instruments)),
+            [s for s in stored_splits(conn) if s.new_symbol is not None],
+            day,
+        )
+    run = _DisclosureRun(engine, settings, day, names, extractor, http, report)
     for url in feed_urls(settings):
         report.feeds += 1
         entries = _read_feed(engine, client, url, day, report)
         news = [e for e in entries if not e["pdf"]]
-        _store_news(engine, news, matcher, report)
+        _store_news(engine, news, names, report)
         for entry in (e for e in entries if e["pdf"]):
             _store_disclosure(run, entry)
     if report.disclosures_deferred:
@@ -313,7 +318,7 @@ def _zone(zone: str) -> tzinfo:
     return EXCHANGE_TZ if not zone else timezone(_LATEST_OFFSET)
 
 
-def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher, report: TextIngestReport) -> None:
+def _store_news(engine: Engine, entries: list[dict], names: _Names, report: TextIngestReport) -> None:
     """A feed's items without a PDF stored once each, tagged and counted. An item is known by
     its identity (`_identity`) or its content, stored or earlier in this batch (the same
     item twice in a feed, a re-publication, counted twice)."""
@@ -338,7 +343,7 @@ def _store_news(engine: Engine, entries: list[dict], matcher: InstrumentMatcher,
         append_history(conn, news, fresh)
         for entry in fresh:
             doc_id = conn.execute(select(news.c.id).where(news.c.content_hash == entry["content_hash"])).scalar_one()
-            _tag(conn, "NEWS", doc_id, f"{entry['title']}\n{entry['summary']}", matcher)
+            _tag(conn, "NEWS", doc_id, names.mentions(f"{entry['title']}\n{entry['summary']}", entry["published_at"]))
         report.news_new += len(fresh)
 
 
@@ -395,12 +400,12 @@ def _stored(conn: Connection, column: Column, values: set[str], *where: ColumnEl
 @dataclass(frozen=True)
 class _DisclosureRun:
     """What storing a day's disclosures works with: the store, the settings, the day, the
-    instrument matcher, the PDF worker, the HTTP client and the report it adds to."""
+    names it tags texts with, the PDF worker, the HTTP client and the report it adds to."""
 
     engine: Engine
     settings: Settings
     day: date
-    matcher: InstrumentMatcher
+    names: _Names
     extractor: PdfExtractor
     http: httpx.Client
     report: TextIngestReport
@@ -507,7 +512,12 @@ def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
         append_history(conn, tables.disclosures, [row])
         if row["status"] == "OK":
             (stored_row,) = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
-            _tag(conn, "DISCLOSURE", stored_row["id"], _disclosure_text(entry, row), run.matcher)
+            _tag(
+                conn,
+                "DISCLOSURE",
+                stored_row["id"],
+                run.names.mentions(_disclosure_text(entry, row), row["published_at"]),
+            )
     run.report.disclosures_ok += row["status"] == "OK"
     run.report.disclosures_failed += row["status"] == "FAILED"
 
@@ -537,12 +547,33 @@ def _download(http: httpx.Client, url: str, settings: Settings) -> bytes:
         raise MarketIntelError(f"download failed ({type(exc).__name__}: {exc})") from None
 
 
-def _tag(conn: Connection, kind: str, doc_id: int, text: str, matcher: InstrumentMatcher) -> None:
+@dataclass(frozen=True)
+class _Names:
+    """What a text is tagged with: the instruments it names (`matcher`), each under the ticker
+    its company traded under when the text was published (`renames`, the stored ticker
+    changes; `day`, the run's, for a text without a date). A text after a rename naming the
+    old ticker, as the press goes on writing it, was the old symbol's alone: delisted from
+    the ex-date, it reached neither the new symbol's news nor its sentiment composite."""
+
+    matcher: InstrumentMatcher
+    renames: list[Split]
+    day: date
+
+    def mentions(self, text: str, published: datetime | None) -> list[Mention]:
+        on = published.astimezone(EXCHANGE_TZ).date() if published is not None else self.day
+        found: dict[str, Mention] = {}
+        for mention in self.matcher.find(text):
+            symbol, seen = mention.symbol, {mention.symbol}
+            while (rename := renamed_on(self.renames, symbol, on)) is not None and rename.new_symbol not in seen:
+                symbol = str(rename.new_symbol)  # a chain (A to B, then B to C) to its last ticker
+                seen.add(symbol)
+            found.setdefault(symbol, Mention(symbol, mention.matched_by))
+        return sorted(found.values(), key=lambda m: m.symbol)
+
+
+def _tag(conn: Connection, kind: str, doc_id: int, mentions: list[Mention]) -> None:
     append_history(
         conn,
         tables.document_mentions,
-        [
-            {"doc_kind": kind, "doc_id": doc_id, "symbol": m.symbol, "matched_by": m.matched_by}
-            for m in matcher.find(text)
-        ],
+        [{"doc_kind": kind, "doc_id": doc_id, "symbol": m.symbol, "matched_by": m.matched_by} for m in mentions],
     )

@@ -1193,3 +1193,52 @@ def test_a_date_with_its_month_named_first_is_read(settings: Settings, site: tup
         "KCB offset-after-zone": None,
         "KCB no-month": None,
     }
+
+
+@ON_SQLITE_ONLY
+def test_a_text_naming_a_renamed_ticker_after_the_rename_names_the_new_one(
+    settings: Settings, site: tuple[Files, str]
+) -> None:
+    """After CFC became SBIC, a story still written "CFC reports..." was CFC's alone: delisted
+    from the ex-date, it reached neither SBIC's news nor its sentiment composite."""
+    files, url = site
+    with service_engine(settings).begin() as conn:
+        append_history(
+            conn,
+            tables.instruments,
+            [
+                {
+                    "symbol": "CFC",
+                    "name": "CFC Bank",
+                    "board": "MAIN",
+                    "source": "t",
+                    "delisted_on": date(2026, 11, 16),
+                },
+                {"symbol": "SBIC", "name": "Stanbic Holdings", "board": "MAIN", "source": "t"},
+            ],
+        )
+        append_history(
+            conn,
+            tables.corporate_actions,
+            [
+                {
+                    "symbol": "CFC",
+                    "action_date": date(2026, 11, 16),
+                    "kind": "RENAME",
+                    "amount": None,
+                    "source": "import:ohlcv",
+                    "detail": {"new_symbol": "SBIC", "text": "test"},
+                }
+            ],
+        )
+    before = _item("CFC results", f"{url}/n/1").replace("Fri, 20 Nov 2026", "Tue, 10 Nov 2026")
+    files.pages["/feed"] = _feed(_item("CFC and KCB report profit", f"{url}/n/2"), before)
+    _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        titles = {r["id"]: r["title"] for r in current_rows(conn, tables.news_items)}
+        named = sorted((titles[m["doc_id"]], m["symbol"]) for m in current_rows(conn, tables.document_mentions))
+    assert named == [
+        ("CFC and KCB report profit", "KCB"),
+        ("CFC and KCB report profit", "SBIC"),
+        ("CFC results", "CFC"),
+    ]
