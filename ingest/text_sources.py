@@ -461,11 +461,16 @@ def _deferred(run: _DisclosureRun) -> bool:
 def _known_address(conn: Connection, url: str) -> bool:
     """Whether `url` needs no download: its disclosure is stored and was read, or it is an
     address the same file was found at (`disclosure_addresses`). A FAILED one is tried again."""
-    stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
-    if stored and stored[0]["status"] == "OK":
+    if _read(conn, url):
         return True
     addresses = tables.disclosure_addresses
     return conn.execute(select(addresses.c.id).where(addresses.c.url == url)).first() is not None
+
+
+def _read(conn: Connection, url: str) -> bool:
+    """Whether the disclosure at `url` is stored and was read (its current version OK)."""
+    stored = current_rows(conn, tables.disclosures, where=[tables.disclosures.c.url == url])
+    return bool(stored) and stored[0]["status"] == "OK"
 
 
 def _stored_elsewhere(run: _DisclosureRun, url: str, sha: str) -> bool:
@@ -501,12 +506,13 @@ def _kept(path: Path, data: bytes, sha: str) -> Path:
 
 
 def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
-    """A disclosure's row stored, tagged when it is OK, and counted in the report."""
+    """A disclosure's row stored, tagged when it is OK, and counted in the report; nothing
+    where another run stored the disclosure meanwhile, read (under the text lock, as the
+    write: the look-up before the download is not)."""
     url = row["url"]
-    if row["status"] == "FAILED":
-        log.warning("disclosure %s failed: %s", masked_urls(url), row["failure_reason"])
-        run.report.failures.append(f"{masked_urls(url)}: {row['failure_reason']}")
     with write_transaction(run.engine, TEXT_LOCK) as conn:
+        if _read(conn, url):  # another run stored it meanwhile (its look-up came before that write)
+            return  # a second version under another feed's title was listed twice, a FAILED one retried
         if row["status"] == "OK" and _kept_as_address(conn, url, row["file_sha256"]):
             return  # another run stored the same file meanwhile, under another address
         append_history(conn, tables.disclosures, [row])
@@ -518,6 +524,9 @@ def _write_disclosure(run: _DisclosureRun, entry: dict, row: dict) -> None:
                 stored_row["id"],
                 run.names.mentions(_disclosure_text(entry, row), row["published_at"]),
             )
+    if row["status"] == "FAILED":
+        log.warning("disclosure %s failed: %s", masked_urls(url), row["failure_reason"])
+        run.report.failures.append(f"{masked_urls(url)}: {row['failure_reason']}")
     run.report.disclosures_ok += row["status"] == "OK"
     run.report.disclosures_failed += row["status"] == "FAILED"
 

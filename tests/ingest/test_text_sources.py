@@ -28,6 +28,7 @@ from store.engine import service_engine
 from store.history import append_history, current_rows
 from tests.conftest import ON_SQLITE_ONLY
 from tests.pdf_samples import decompression_bomb, page_bomb, relabelled_pdf, scanned_pdf, text_pdf
+from views.instrument import news
 
 DAY = date(2026, 11, 20)
 
@@ -1242,3 +1243,28 @@ def test_a_text_naming_a_renamed_ticker_after_the_rename_names_the_new_one(
         ("CFC and KCB report profit", "SBIC"),
         ("CFC results", "CFC"),
     ]
+
+
+@ON_SQLITE_ONLY
+def test_a_disclosure_another_run_stored_meanwhile_is_not_stored_again(
+    settings: Settings, site: tuple[Files, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs at once both found an address not stored and read its PDF; the later write,
+    under another feed's title, was a second version of the disclosure (and a FAILED read
+    one over the stored one): the company's news listed it twice."""
+    from ingest import text_sources
+
+    files, url = site
+    files.pages["/a.pdf"] = (200, "application/pdf", text_pdf(["Kingston Commercial Bank dividend declared"]))
+    files.pages["/feed"] = _feed(_item("KCB dividend", f"{url}/d/1", pdf=f"{url}/a.pdf"))
+    _ingest(settings, [f"{url}/feed"])
+    # the other run: it looked the address up before the first run's write
+    monkeypatch.setattr(text_sources, "_known_address", lambda conn, address: False)
+    files.pages["/feed"] = _feed(_item("Dividend notice: KCB", f"{url}/d/1", pdf=f"{url}/a.pdf"))
+    _ingest(settings, [f"{url}/feed"])
+    files.pages["/a.pdf"] = (503, "text/plain", b"busy")
+    _ingest(settings, [f"{url}/feed"])
+    with service_engine(settings).connect() as conn:
+        versions = conn.execute(select(tables.disclosures.c.title, tables.disclosures.c.status)).all()
+        listed = [n["title"] for n in news(conn, ["KCB"])["KCB"]]
+    assert (versions, listed) == ([("KCB dividend", "OK")], ["KCB dividend"])
