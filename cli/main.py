@@ -717,6 +717,8 @@ def monitor(
 
 
 def monitor_lines(state: dict) -> list[str]:
+    from desk.domain import said_apart
+
     behind = state["unmonitored_days"]
     since = (
         f"; {behind} predicted day{'s' if behind != 1 else ''} not monitored, the latest "
@@ -735,7 +737,9 @@ def monitor_lines(state: dict) -> list[str]:
             else f" (worse {c['worse_when']}: watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
         )
         since = f" since {c['since'].isoformat()}" if c["since"] else ""
-        note = f"  {c['note']}" if c["figure"] is None else ""  # why it is missing; else the line says it all
+        # why the figure is missing, or what its figure does not say (a stuck, missing or frozen feed); not
+        # the reading in words, which repeats the line
+        note = f"  {apart}" if (apart := said_apart(c)) else ""
         lines.append(f"{c['state']:<5}  {c['check']:<28} {figure}{bounds}{since}{note}")
     return lines
 

@@ -42,6 +42,7 @@ from reports import Report
 from reports.format import counted, statistic_pct
 from store.splits import TickerChange, TickerChanges
 from views.market import BarMark
+from views.performance import said_apart
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
 from views.track_record import NO_AI_DAYS
 from views.valuation import ILLIQUID_DISCOUNTS, PENDING_QUANTITY, PENDING_UNTIL, PortfolioValuation, PositionValue
@@ -91,6 +92,7 @@ __all__ = [
     "TradeRationale",
     "TradeView",
     "counted",
+    "said_apart",
     "statistic_pct",
     "week_start",
 ]

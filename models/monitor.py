@@ -599,6 +599,26 @@ def worse_when(kind: str, tail: bool = False) -> str:
     return "below" if lower else "above"
 
 
+def reading(
+    figure: float | None, watch: float | None, alert: float | None, worse: str | None, level: str, state: str
+) -> str:
+    """A check in words: its figure against its thresholds (`worse`: which way is worse,
+    `worse_when`) and the day's level and state, in four figures ("0.4123: WATCH above 0.1,
+    ALERT above 0.2512; level ALERT, state ALERT"); its level and state without a figure."""
+    if figure is None or watch is None or alert is None or worse is None:
+        return f"level {level}, state {state}"
+    return f"{figure:.4g}: WATCH {worse} {watch:.4g}, ALERT {worse} {alert:.4g}; level {level}, state {state}"
+
+
+def said(check: Check) -> str:
+    """What a check says in words: its note where it has one (a stuck, missing or frozen
+    feed, whose figure need not pass its lines; or why it has no figure), else its reading."""
+    tail = "reference_days" in check.figures
+    worse = None if check.watch_threshold is None else worse_when(check.kind, tail=tail)
+    shown = (check.figure, check.watch_threshold, check.alert_threshold, worse, check.level, check.state)
+    return check.figures.get("note") or reading(*shown)
+
+
 def live_checks(reference: pd.DataFrame | None, live: pd.DataFrame, t: Thresholds) -> list[Check]:
     """The live record's latest `t.live_outcomes` outcomes (p_up, up, moved rows in date
     order) against the band of the same metric over the validation record's consecutive

@@ -17,6 +17,7 @@ the same figures writes nothing and notifies nobody again. A preview sends nothi
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import date
 from typing import Any
@@ -27,7 +28,7 @@ from analysis import notify
 from analysis.notify import Notification
 from market.settings import Settings
 from market.text import masked_urls
-from models.monitor import ALERT, Check, Thresholds, overall, persist
+from models.monitor import ALERT, Check, Thresholds, overall, persist, said
 from pipeline.monitor_reads import day_checks, priced_days
 from pipeline.predict_stages import require_prices
 from pipeline.stage import Stage, StageContext, StageOutcome
@@ -162,10 +163,10 @@ def alert_notification(check: Check, day: date) -> Notification:
         if check.check_name == "score"
         else check.check_name.replace("_", " ")
     )
-    title = (
-        f"Model {'drift' if check.drift else 'degraded'}: {what} has been ALERT since {since.isoformat()} "
-        f"(figure {check.figure}, alert at {check.alert_threshold})"
-    )
+    # what moved, in words (models/monitor.py `said`): a stuck, missing or frozen feed's note, whose figure
+    # need not pass its ALERT line, else the figure against its lines in four figures
+    headline = f"Model {'drift' if check.drift else 'degraded'}: {what} has been ALERT since {since.isoformat()}"
+    title = f"{headline}: {said(check)}"
     return Notification(
         f"{since.isoformat()}:{kind.lower().replace('_', '-')}:{check.check_name}",
         day,
@@ -184,6 +185,14 @@ def alert_notification(check: Check, day: date) -> Notification:
     )
 
 
+def message_body(alert: Notification) -> str:
+    """An apprise message's body: the alert's title, then the figures behind it, one a line
+    ("stuck: true", "window_days: 20"), each value as JSON writes it, never Python's repr."""
+    figures = alert.payload.get("figures") or {}
+    lines = [f"{name}: {json.dumps(value, default=str)}" for name, value in sorted(figures.items()) if name != "note"]
+    return "\n".join([alert.title, *lines])
+
+
 def send_apprise(settings: Settings, alerts: list[Notification]) -> str:
     """A message per new alert to the apprise URLs of `notify_urls`; never raises."""
     if not settings.notify_urls:
@@ -200,7 +209,7 @@ def send_apprise(settings: Settings, alerts: list[Notification]) -> str:
             bool(
                 sender.notify(
                     title=a.title,
-                    body=a.title + "\n" + str(a.payload.get("figures", {})),
+                    body=message_body(a),
                     notify_type=apprise.NotifyType.FAILURE,
                 )
             )

@@ -1,6 +1,8 @@
 """The model-health panel both PDF reports show: the model monitor's latest day
 (views.performance.monitor_state, docs/monitoring.md): the overall state, then every check
-that is not OK with its figure, thresholds and the day its breach began. A check without a
+that is not OK with its figure, thresholds and the day its breach began, and under the table
+what a figure does not say (`said_apart`: a stuck, missing or frozen feed is ALERT whatever
+its figure reads, "input:layer1_p_up: stuck feed: one value (0.5) for 12 of ..."). A check without a
 figure (the live checks before enough live outcomes are known) is counted apart, never as OK:
 "Checks OK 15 of 16, 3 not run yet", not "18 of 19". A state older than the latest predicted
 day (the monitor's stage failed or has not run since) says how far behind it is, boxed, as
@@ -12,7 +14,7 @@ from reportlab.platypus import Flowable
 
 from reports.format import number
 from reports.layout import SMALL, caution, data_table, key_figures, text
-from views.performance import Performance
+from views.performance import Performance, said_apart
 
 
 def model_health(perf: Performance) -> list[Flowable]:
@@ -48,6 +50,7 @@ def model_health(perf: Performance) -> list[Flowable]:
             for c in flagged
         ]
         blocks.append(data_table(["Check", "State", "Figure", "Watch / alert at", "Since"], rows, numeric_from=2))
+        blocks += [text(f"{c['check']}: {apart}.", SMALL) for c in flagged if (apart := said_apart(c))]
     note = (
         "Input and Score drift: population stability index of the latest trading days against the validation "
         "record (market-wide inputs: the day's value against the record's daily values); live accuracy, Brier "

@@ -33,7 +33,7 @@ from market.clock import TradingCalendar, default_calendar
 from market.plain import JsonValue
 from models.decisions import HORIZON
 from models.metrics import BINARY_RULE
-from models.monitor import worse_when
+from models.monitor import reading, worse_when
 from models.validation import RECORD
 from store import tables
 from store.history import current_rows
@@ -264,14 +264,18 @@ def _worse_when(row: MonitorCheckRow, figures: dict[str, JsonValue]) -> str | No
     return worse_when(row["kind"], tail="reference_days" in figures)
 
 
-def _reading(row: MonitorCheckRow, worse: str | None) -> str:
-    """The check in words: its figure against its thresholds and the day's level."""
-    if row["figure"] is None or worse is None:
-        return f"level {row['level']}, state {row['state']}"
-    return (
-        f"{row['figure']:.4g}: WATCH {worse} {row['watch_threshold']:.4g}, ALERT {worse} "
-        f"{row['alert_threshold']:.4g}; level {row['level']}, state {row['state']}"
-    )
+def _reading(row: MonitorCheckRow | MonitorCheck, worse: str | None) -> str:
+    """The check in words: its figure against its thresholds and the day's level (models/monitor.py `reading`)."""
+    shown = (row["figure"], row["watch_threshold"], row["alert_threshold"], worse, row["level"], row["state"])
+    return reading(*shown)
+
+
+def said_apart(check: MonitorCheck) -> str | None:
+    """A served check's note where it says what its figure and thresholds do not (a stuck,
+    missing or frozen feed, ALERT whatever its figure reads; why it has no figure), None
+    where the note is only its reading in words: what the CLI's line and the reports'
+    model-health panels print beside the figure."""
+    return None if check["note"] == _reading(check, check["worse_when"]) else check["note"]
 
 
 def shown_record(perf: Performance) -> ModelRecord:

@@ -141,3 +141,43 @@ def _report_text(settings: Settings, kind: str) -> str:
         kind, service_engine(settings), settings, default_calendar(), datetime(2026, 11, 25, 23, tzinfo=UTC)
     )
     return " ".join(read(report.pdf).text.split())
+
+
+STUCK = (
+    "stuck feed: one value (0.5) for 12 of the day's 12 traded names (100%; at most 8% on any day of the "
+    "validation record)"
+)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_feed_alert_says_why_where_its_figure_reads_stable(settings: Settings) -> None:
+    """A stuck feed is ALERT with a PSI far below its ALERT line (models/monitor.py
+    `stuck_note`): the CLI's line and both reports' model-health panels printed only the
+    figure against its thresholds, "0.0123 (worse above: watch 0.1, alert 0.25)" beside
+    ALERT, and never what moved; each now carries the check's note. A check whose note is
+    only its reading in words adds nothing to the line."""
+    stuck = {"window_days": 20, "stuck": True, "note": STUCK}
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.monitor_checks,
+            [
+                {"trading_date": DAY, "check_name": "input:layer1_p_up", "kind": "input_drift", "level": "ALERT"}
+                | {"state": "ALERT", "figure": 0.0123, "watch_threshold": 0.1, "alert_threshold": 0.25}
+                | {"since": DAY - timedelta(days=2), "figures": stuck},
+                {"trading_date": DAY, "check_name": "input:rsi_14", "kind": "input_drift", "level": "WATCH"}
+                | {"state": "WATCH", "figure": 0.21, "watch_threshold": 0.2, "alert_threshold": 0.35}
+                | {"since": DAY, "figures": {"window_days": 20}},
+            ],
+        )
+    with engine.connect() as conn:
+        lines = monitor_lines(monitor_state(conn))
+    (layer1,) = [line for line in lines if "input:layer1_p_up" in line]
+    assert layer1.endswith(f"since 2026-11-18  {STUCK}"), layer1
+    (rsi,) = [line for line in lines if "input:rsi_14" in line]
+    assert rsi.endswith("since 2026-11-20"), "a reading in words repeats the line: not printed"
+    for kind in KINDS:
+        shown = _report_text(settings, kind)
+        assert f"input:layer1_p_up: {STUCK}" in shown, kind
+        assert "input:rsi_14: 0.21" not in shown, kind
