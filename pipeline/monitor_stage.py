@@ -165,7 +165,9 @@ def alert_notification(check: Check, day: date) -> Notification:
     )
     # what moved, in words (models/monitor.py `said`): a stuck, missing or frozen feed's note, whose figure
     # need not pass its ALERT line, else the figure against its lines in four figures
-    headline = f"Model {'drift' if check.drift else 'degraded'}: {what} has been ALERT since {since.isoformat()}"
+    # `since` is the breach's first day, its WATCH days included (models/monitor.py `persist`): not when ALERT began
+    breach = f"in breach (WATCH or ALERT) since {since.isoformat()}"
+    headline = f"Model {'drift' if check.drift else 'degraded'}: {what} is ALERT, {breach}"
     title = f"{headline}: {said(check)}"
     return Notification(
         f"{since.isoformat()}:{kind.lower().replace('_', '-')}:{check.check_name}",
