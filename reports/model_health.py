@@ -16,6 +16,11 @@ from reports.format import number
 from reports.layout import SMALL, caution, data_table, key_figures, text
 from views.performance import Performance, said_apart
 
+# A check's figure and its two lines print to the same decimals: rounding one rule can make a
+# figure level with its line, never put it on the other side (0.5124 WATCH below 0.51245 read
+# "below 0.512" at 3 decimals for the lines).
+FIGURE_DECIMALS = 4
+
 
 def model_health(perf: Performance) -> list[Flowable]:
     monitor = perf.get("monitor") or {}
@@ -41,10 +46,11 @@ def model_health(perf: Performance) -> list[Flowable]:
             [
                 c["check"],
                 c["state"],
-                number(c["figure"], 4),
+                number(c["figure"], FIGURE_DECIMALS),
                 "-"
                 if c.get("worse_when") is None
-                else f"{c['worse_when']} {number(c['watch_threshold'], 3)} / {number(c['alert_threshold'], 3)}",
+                else f"{c['worse_when']} {number(c['watch_threshold'], FIGURE_DECIMALS)} / "
+                f"{number(c['alert_threshold'], FIGURE_DECIMALS)}",
                 str(c["since"] or "-"),
             ]
             for c in flagged

@@ -4,6 +4,7 @@ reads; a check without a figure says why."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -181,3 +182,26 @@ def test_a_feed_alert_says_why_where_its_figure_reads_stable(settings: Settings)
         shown = _report_text(settings, kind)
         assert f"input:layer1_p_up: {STUCK}" in shown, kind
         assert "input:rsi_14: 0.21" not in shown, kind
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_figure_just_past_its_line_reads_past_it_in_the_reports(settings: Settings) -> None:
+    """The model-health table printed the figure to 4 decimals and its lines to 3: a live
+    accuracy of 0.5124 WATCH below 0.51245 read "0.5124 ... below 0.512 / 0.490", a figure
+    on the safe side of its own line. Both now print to the figure's decimals, so rounding
+    can make them level, never swap them."""
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.monitor_checks,
+            [
+                {"trading_date": DAY, "check_name": "live_accuracy", "kind": "live_accuracy", "level": "WATCH"}
+                | {"state": "WATCH", "figure": 0.5124, "watch_threshold": 0.51245, "alert_threshold": 0.49}
+                | {"since": DAY, "figures": {"validation_chunks": 12, "live_outcomes": 300}},
+            ],
+        )
+    for kind in KINDS:
+        shown = _report_text(settings, kind)
+        (figure, watch, alert) = re.search(r"live_accuracy WATCH (\S+) below (\S+) / (\S+) ", shown).groups()
+        assert float(figure) <= float(watch) and float(alert) <= float(watch), (kind, figure, watch, alert)
