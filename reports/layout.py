@@ -39,6 +39,7 @@ from reports.fonts import BOLD, REGULAR, printable, register
 register()
 
 ENGINE = "Engine v3"
+HEADER_FONT, HEADER_SIZE = BOLD, 8.5  # the header line on every page
 PAGE_SIZES = {"A4": A4, "Letter": LETTER}
 MARGIN = 18 * mm
 
@@ -363,9 +364,9 @@ class _NumberedCanvas(Canvas):
     def _decorate(self, total: int) -> None:
         width, height = self._pagesize
         self.saveState()
-        self.setFont(BOLD, 8.5)
+        self.setFont(HEADER_FONT, HEADER_SIZE)
         self.setFillColor(NAVY)
-        self.drawString(MARGIN, height - 11 * mm, printable(self._header))
+        self.drawString(MARGIN, height - 11 * mm, fitted(printable(self._header), width - 2 * MARGIN))
         self.setStrokeColor(TEAL)
         self.setLineWidth(1.2)
         self.line(MARGIN, height - 12.8 * mm, width - MARGIN, height - 12.8 * mm)
@@ -377,6 +378,19 @@ class _NumberedCanvas(Canvas):
 
 def header_line(company: str, title: str) -> str:
     return f"{company} | {title} | {ENGINE}"
+
+
+def fitted(header: str, room: float) -> str:
+    """The header line in `room` points: a company name too long for it
+    (`MARKETINTEL_COMPANY_NAME`) shortened with an ellipsis, so the report's title and the
+    engine after it stay on the page whole (drawn at full length, they ran off its edge)."""
+    if stringWidth(header, HEADER_FONT, HEADER_SIZE) <= room:
+        return header
+    company, *after = header.rsplit(" | ", 2)  # `header_line`: the company, then the title and the engine
+    rest = "".join(f" | {part}" for part in after)
+    while company and stringWidth(f"{company}…{rest}", HEADER_FONT, HEADER_SIZE) > room:
+        company = company[:-1]
+    return f"{company.rstrip()}…{rest}"
 
 
 def render(story: list[Flowable], *, company: str, title: str, page_size: str, subject: str) -> Rendered:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 from datetime import UTC, date, datetime
@@ -13,7 +14,7 @@ from market.clock import default_calendar
 from market.settings import Settings
 from reports import KINDS, generate
 from reports.compliance import _audit_trail
-from reports.layout import data_table, render, text
+from reports.layout import MARGIN, data_table, render, text
 from reports.quant_briefing import _portfolio
 from store import tables
 from store.engine import service_engine
@@ -431,3 +432,21 @@ def test_a_report_path_through_a_file_says_which_file_is_in_the_way(tmp_path: Pa
     with pytest.raises(InvalidInputError) as refused:
         save(SimpleNamespace(pdf=b"%PDF"), blocked / "r.pdf")
     assert str(refused.value) == f"cannot write the report to {blocked / 'r.pdf'}: {blocked} is a file, not a folder"
+
+
+def test_a_long_company_name_leaves_the_header_on_the_page_with_the_report_it_names() -> None:
+    """The header line (company | title | Engine v3) was drawn at its full length: a long
+    `MARKETINTEL_COMPANY_NAME` ran it off the page's right edge, the report's title with it.
+    The company's name is shortened with an ellipsis to the text width; the title stays whole."""
+    import pdfplumber
+
+    company = "The Caribbean Regional Securities, Asset Management and Market Intelligence Holdings Company Limited"
+    made = render([text("Body")], company=company, title="Compliance Report", page_size="A4", subject="test")
+    with pdfplumber.open(io.BytesIO(made.pdf)) as document:
+        page = document.pages[0]
+        header = [c for c in page.chars if c["top"] < 40]
+        line = "".join(c["text"] for c in header)
+        assert max(c["x1"] for c in header) <= page.width - MARGIN + 0.5, line  # within the right margin
+    assert line.endswith("… | Compliance Report | Engine v3") and line.startswith("The Caribbean Regional"), line
+    short = render([text("Body")], company="Acme", title="Compliance Report", page_size="A4", subject="test")
+    assert read(short.pdf).pages[0].splitlines()[0] == "Acme | Compliance Report | Engine v3"
