@@ -12,7 +12,7 @@ state after persistence: ALERT only when the level has been ALERT on each of the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
@@ -610,13 +610,30 @@ def reading(
     return f"{figure:.4g}: WATCH {worse} {watch:.4g}, ALERT {worse} {alert:.4g}; level {level}, state {state}"
 
 
+def value_said(figures: Mapping[str, object]) -> str:
+    """A market-wide check's day in the market's terms, its figure being a tail share: "the
+    day's value 0.12, the validation record's 250 days 0.45 to 0.78" (`_daily_figures`);
+    "" for a check of another kind, or a day without a value."""
+    value, span = figures.get("value"), figures.get("reference_range")
+    if value is None or not span:
+        return ""
+    days = figures.get("reference_days")
+    return f"the day's value {value:.4g}, the validation record's {days} days {span[0]:.4g} to {span[1]:.4g}"
+
+
+def noted(figures: Mapping[str, object], read: str) -> str:
+    """A check's note: what its `figures` say apart (a stuck, missing or frozen feed, whose
+    figure need not pass its lines; or why it has no figure), else its reading `read` in
+    words, a market-wide check's with the day's value beside the record's (`value_said`)."""
+    return figures.get("note") or "; ".join(part for part in (read, value_said(figures)) if part)
+
+
 def said(check: Check) -> str:
-    """What a check says in words: its note where it has one (a stuck, missing or frozen
-    feed, whose figure need not pass its lines; or why it has no figure), else its reading."""
+    """What a check says in words (`noted`), as the served check's note says it."""
     tail = "reference_days" in check.figures
     worse = None if check.watch_threshold is None else worse_when(check.kind, tail=tail)
     shown = (check.figure, check.watch_threshold, check.alert_threshold, worse, check.level, check.state)
-    return check.figures.get("note") or reading(*shown)
+    return noted(check.figures, reading(*shown))
 
 
 def live_checks(reference: pd.DataFrame | None, live: pd.DataFrame, t: Thresholds) -> list[Check]:

@@ -33,7 +33,7 @@ from market.clock import TradingCalendar, default_calendar
 from market.plain import JsonValue
 from models.decisions import HORIZON
 from models.metrics import BINARY_RULE
-from models.monitor import reading, worse_when
+from models.monitor import noted, reading, worse_when
 from models.validation import RECORD
 from store import tables
 from store.history import current_rows
@@ -243,7 +243,7 @@ def _check(row: MonitorCheckRow) -> MonitorCheck:
         "alert_threshold": row["alert_threshold"],
         "worse_when": worse,
         "since": row["since"],
-        "note": figures.get("note") or _reading(row, worse),
+        "note": noted(figures, _reading(row, worse)),
     }
 
 
@@ -274,8 +274,10 @@ def said_apart(check: MonitorCheck) -> str | None:
     """A served check's note where it says what its figure and thresholds do not (a stuck,
     missing or frozen feed, ALERT whatever its figure reads; why it has no figure), None
     where the note is only its reading in words: what the CLI's line and the reports'
-    model-health panels print beside the figure."""
-    return None if check["note"] == _reading(check, check["worse_when"]) else check["note"]
+    model-health panels print beside the figure; of a note that begins with the reading, what
+    follows it (a market-wide check's day in the market's terms: `models.monitor.value_said`)."""
+    read = _reading(check, check["worse_when"])
+    return None if check["note"] == read else check["note"].removeprefix(f"{read}; ")
 
 
 def shown_record(perf: Performance) -> ModelRecord:

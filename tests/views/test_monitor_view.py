@@ -205,3 +205,32 @@ def test_a_figure_just_past_its_line_reads_past_it_in_the_reports(settings: Sett
         shown = _report_text(settings, kind)
         (figure, watch, alert) = re.search(r"live_accuracy WATCH (\S+) below (\S+) / (\S+) ", shown).groups()
         assert float(figure) <= float(watch) and float(alert) <= float(watch), (kind, figure, watch, alert)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_market_wide_alert_says_the_days_value_against_the_records_days(settings: Settings) -> None:
+    """A market-wide check's figure is a tail share: "0.0000 (worse below: watch 0.05, alert
+    0.01)" said the day was beyond the record, not what the market did (12% of names traded,
+    where the record's days ran 45% to 78%; breadth far up or far down). The API's note, the
+    CLI's line and the reports' panel now give the day's value beside the record's range."""
+    figures = {"market_wide": True, "value": 0.12, "reference_days": 250, "reference_range": [0.45, 0.78]}
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.monitor_checks,
+            [
+                {"trading_date": DAY, "check_name": "activity:traded_share", "kind": "input_drift", "level": "ALERT"}
+                | {"state": "ALERT", "figure": 0.0, "watch_threshold": 0.05, "alert_threshold": 0.01}
+                | {"since": DAY - timedelta(days=2), "figures": figures},
+            ],
+        )
+    said = "the day's value 0.12, the validation record's 250 days 0.45 to 0.78"
+    with engine.connect() as conn:
+        state = monitor_state(conn)
+    (check,) = state["checks"]
+    assert check["note"] == f"0: WATCH below 0.05, ALERT below 0.01; level ALERT, state ALERT; {said}"
+    (line,) = [line for line in monitor_lines(state) if "activity:traded_share" in line]
+    assert line.endswith(f"since 2026-11-18  {said}"), "the day's value, not the reading again"
+    for kind in KINDS:
+        assert f"activity:traded_share: {said}." in _report_text(settings, kind), kind
