@@ -737,9 +737,10 @@ def monitor_lines(state: dict) -> list[str]:
             else f" (worse {c['worse_when']}: watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
         )
         since = f" since {c['since'].isoformat()}" if c["since"] else ""
-        # why the figure is missing, or what its figure does not say (a stuck, missing or frozen feed); not
-        # the reading in words, which repeats the line
-        note = f"  {apart}" if (apart := said_apart(c)) else ""
+        # why the figure is missing, or, for a check in breach, what its figure does not say (a stuck, missing
+        # or frozen feed; the day's value, the window and the mean that moved); never the reading in words again
+        shown = c["figure"] is None or c["state"] != "OK"
+        note = f"  {apart}" if shown and (apart := said_apart(c)) else ""
         lines.append(f"{c['state']:<5}  {c['check']:<28} {figure}{bounds}{since}{note}")
     return lines
 

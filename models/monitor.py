@@ -611,14 +611,21 @@ def reading(
 
 
 def value_said(figures: Mapping[str, object]) -> str:
-    """A market-wide check's day in the market's terms, its figure being a tail share: "the
-    day's value 0.12, the validation record's 250 days 0.45 to 0.78" (`_daily_figures`);
-    "" for a check of another kind, or a day without a value."""
+    """What moved, in the input's terms, where a check's figure does not say it: a market-wide
+    check's day (its figure a tail share: "the day's value 0.12, the validation record's 250
+    days 0.45 to 0.78", `_daily_figures`); a per-name input's window that decided and which
+    way its values went (its figure a PSI: "the 5-day window's PSI; the 20 days' mean 62.14,
+    the validation record's 50.3", `per_name_check`); "" for another check, or without them."""
     value, span = figures.get("value"), figures.get("reference_range")
-    if value is None or not span:
+    if value is not None and span:
+        days = figures.get("reference_days")
+        return f"the day's value {value:.4g}, the validation record's {days} days {span[0]:.4g} to {span[1]:.4g}"
+    windows, mean, reference = figures.get("windows"), figures.get("current_mean"), figures.get("reference_mean")
+    if not windows or mean is None or reference is None:
         return ""
-    days = figures.get("reference_days")
-    return f"the day's value {value:.4g}, the validation record's {days} days {span[0]:.4g} to {span[1]:.4g}"
+    longest = max(int(w) for w in windows)  # the means are of the longest window's values
+    decided = f"the {figures['window_days']}-day window's PSI; " if len(windows) > 1 else ""
+    return f"{decided}the {longest} days' mean {mean:.4g}, the validation record's {reference:.4g}"
 
 
 def noted(figures: Mapping[str, object], read: str) -> str:

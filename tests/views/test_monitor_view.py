@@ -234,3 +234,37 @@ def test_a_market_wide_alert_says_the_days_value_against_the_records_days(settin
     assert line.endswith(f"since 2026-11-18  {said}"), "the day's value, not the reading again"
     for kind in KINDS:
         assert f"activity:traded_share: {said}." in _report_text(settings, kind), kind
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_an_input_drift_says_which_window_moved_and_which_way(settings: Settings) -> None:
+    """A per-name input's figure is a PSI: "0.8123 (worse above: watch 0.24, alert 0.78)"
+    said its values moved, not over which of the two windows nor which way (RSI up in a
+    rally, down in a fall). The note adds the window that decided and the mean beside the
+    record's, on the CLI line, under the reports' table and in the API's note; the CLI adds it
+    to a check in breach only (an OK line says nothing moved)."""
+    windows = {"5": {"psi": 0.8123, "level": "ALERT"}, "20": {"psi": 0.31, "level": "WATCH"}}
+    figures = {"market_wide": False, "window_days": 5, "windows": windows}
+    figures |= {"current_mean": 62.14, "reference_mean": 50.3, "stuck": False}
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.monitor_checks,
+            [
+                {"trading_date": DAY, "check_name": "input:rsi_14", "kind": "input_drift", "level": "ALERT"}
+                | {"state": "ALERT", "figure": 0.8123, "watch_threshold": 0.24, "alert_threshold": 0.78}
+                | {"since": DAY - timedelta(days=2), "figures": figures},
+            ],
+        )
+    said = "the 5-day window's PSI; the 20 days' mean 62.14, the validation record's 50.3"
+    with engine.connect() as conn:
+        state = monitor_state(conn)
+    (check,) = state["checks"]
+    assert check["note"].endswith(f"level ALERT, state ALERT; {said}")
+    (line,) = [line for line in monitor_lines(state) if "input:rsi_14" in line]
+    assert line.endswith(f"since 2026-11-18  {said}"), line
+    for kind in KINDS:
+        assert f"input:rsi_14: {said}." in _report_text(settings, kind), kind
+    quiet = monitor_lines({**state, "checks": [{**check, "state": "OK", "level": "OK", "since": None}]})
+    assert quiet[-1].endswith("alert 0.78)"), "an OK line adds nothing"
