@@ -734,7 +734,8 @@ def monitor_lines(state: dict) -> list[str]:
         bounds = (
             ""
             if c["worse_when"] is None
-            else f" (worse {c['worse_when']}: watch {c['watch_threshold']:g}, alert {c['alert_threshold']:g})"
+            # the lines to the figure's 4 decimals: rounding can make a figure level with its line, never swap them
+            else f" (worse {c['worse_when']}: watch {c['watch_threshold']:.4f}, alert {c['alert_threshold']:.4f})"
         )
         since = f" since {c['since'].isoformat()}" if c["since"] else ""
         # why the figure is missing, or, for a check in breach, what its figure does not say (a stuck, missing

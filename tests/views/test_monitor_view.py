@@ -88,7 +88,7 @@ def test_each_check_says_what_it_measures_and_which_way_is_worse(settings: Setti
     assert all(c["note"] for c in state["checks"]), "no check answers a null note"
     lines = monitor_lines(state)
     assert any(
-        "input:market_breadth" in line and "tail_share 0.4000 (worse below: watch 0.05" in line for line in lines
+        "input:market_breadth" in line and "tail_share 0.4000 (worse below: watch 0.0500" in line for line in lines
     )
     assert any("live_accuracy" in line and line.endswith("accuracy -  not enough live outcomes") for line in lines)
 
@@ -267,4 +267,17 @@ def test_an_input_drift_says_which_window_moved_and_which_way(settings: Settings
     for kind in KINDS:
         assert f"input:rsi_14: {said}." in _report_text(settings, kind), kind
     quiet = monitor_lines({**state, "checks": [{**check, "state": "OK", "level": "OK", "since": None}]})
-    assert quiet[-1].endswith("alert 0.78)"), "an OK line adds nothing"
+    assert quiet[-1].endswith("alert 0.7800)"), "an OK line adds nothing"
+
+
+def test_the_cli_prints_a_checks_lines_to_its_figures_decimals() -> None:
+    """`marketintel monitor` printed the figure to 4 decimals and its lines to 6 significant
+    figures: a PSI of 0.248549 WATCH above 0.248548 read "0.2485 (... watch 0.248548", on the
+    safe side of its own line. Both print to 4 decimals: level at worst, never swapped."""
+    check = {"check": "input:rsi_14", "kind": "input_drift", "state": "WATCH", "level": "WATCH"}
+    check |= {"figure": 0.248549, "watch_threshold": 0.248548, "alert_threshold": 0.31, "worse_when": "above"}
+    check |= {"measure": "psi_excess: ...", "since": DAY, "note": "n/a"}
+    state = {"state": "WATCH", "trading_date": DAY, "checks": [check], "unmonitored_days": 0}
+    (line,) = monitor_lines(state)[1:]
+    figure, watch = re.search(r"psi_excess (\S+) \(worse above: watch ([^,]+),", line).groups()
+    assert float(figure) >= float(watch), line
