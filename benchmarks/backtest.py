@@ -369,7 +369,7 @@ def benchmarks_for(
     if coverage.uncovered:
         print(coverage.line(name), flush=True)
     if coverage.days >= 2:
-        found["index"] = index_returns(levels).reindex(span).fillna(0.0).where(covered)
+        found["index"] = index_returns(levels, span).where(covered)
     return found, coverage
 
 

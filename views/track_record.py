@@ -423,9 +423,7 @@ def _index(
     chosen = benchmark_index(levels, dates[0], dates[-1], get_settings().benchmark_index) if len(levels) else None
     if chosen is not None:
         series = levels[levels["symbol"] == chosen].set_index("date")["level"]
-        # a day without a published level: no change (the index's last level stands)
-        filled = series.reindex(sorted(set(series.index) | set(dates))).ffill().dropna()
-        return index_returns(filled).reindex(dates).fillna(0.0), chosen
+        return index_returns(series, dates), chosen
     f = tables.fundamentals.c
     shares = pd.DataFrame(
         current_rows(conn, tables.fundamentals, where=[f.report_date <= dates[-1]]),

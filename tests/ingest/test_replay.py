@@ -309,6 +309,10 @@ def test_a_replayed_index_is_published_on_the_page_stored_by_t0_and_is_the_track
         benchmarks, source = benchmark_returns(conn, [date(2021, 3, d) for d in (2, 4, 5)])
     assert source == "^ALL"
     assert benchmarks["index"].round(6).tolist() == [0.01, round(99.99 / 101 - 1, 6), round(102 / 99.99 - 1, 6)]
+    # a record whose days skip 03-04 (no closes stored that day): its level's move counts on 03-05, not lost
+    with service_engine(settings).connect() as conn:
+        skipping, _ = benchmark_returns(conn, [date(2021, 3, 2), date(2021, 3, 5)])
+    assert skipping["index"].round(6).tolist() == [0.01, round(102 / 101 - 1, 6)]
     again = backfill(service_engine(settings), settings, 4, date(2021, 3, 5), market)
     assert [r.inserted.get("index_levels", 0) for r in again] == [0, 0, 0, 0]
 

@@ -341,6 +341,28 @@ def test_a_months_long_hole_in_the_index_is_left_out_with_the_session_that_close
     assert last["runs"]["default_brokerage"]["years"]["2025"]["benchmarks"]["index"] == index
 
 
+def test_the_index_moves_on_days_the_price_files_lack_count_on_the_next_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """^IDX (up 0.2% a session) has a level on every day, but the price files have no row
+    on five of the span's days (a day's prices file missing, the index from another source):
+    the index's move on such a day was dated on a day the book never replays and dropped,
+    so the index's return over the span was 95 sessions' growth, not 100 (its return
+    understated, the book's excess over it overstated), unsaid. Each move counts on the
+    next session the books replay, as the last level stands on a day without one."""
+    folder = planted_files(tmp_path / "market")
+    missing = {str(DAYS[i]) for i in (40, 60, 75, 100, 120)}
+    prices = folder / "prices.csv"
+    kept = [line for line in prices.read_text().splitlines() if line.split(",")[1] not in missing]
+    levels = [f"^IDX,{day},{1000 * 1.002**i:.4f},0,," for i, day in enumerate(DAYS)]
+    prices.write_text("\n".join(kept + levels) + "\n")
+    _, last = _planted_backtest(folder, "jse", monkeypatch, capsys)
+    assert (last["index_coverage"]["days"], last["index_coverage"]["of"]) == (95, 95)
+    index = last["runs"]["default_brokerage"]["benchmarks"]["index"]
+    assert index["total_return"] == pytest.approx(1.002**100 - 1, abs=1e-4)
+    assert last["runs"]["default_brokerage"]["years"]["2025"]["benchmarks"]["index"] == index
+
+
 def test_null_books_that_all_tie_with_the_model_say_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
