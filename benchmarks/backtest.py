@@ -409,7 +409,7 @@ def selection(
         days={(k, n): prepare_days(signals[k][0], rate, args.horizon, n, signals[k][1]) for k, n in pairs},
         decided={(k, n): decided_frame(signals[k][0], rate, args.horizon, n) for k, n in pairs},
     )
-    combos = list(itertools.product(grid["smooth"], grid["rebalance"], *(grid[k] for k in GRID)))
+    combos = grid_combos(grid)
     with multiprocessing.get_context("fork").Pool(max(1, min(args.workers, len(combos)))) as pool:
         rows = []
         for row in pool.imap(_selected_row, combos):
@@ -428,15 +428,27 @@ def selection(
     return {"grid": grid, **limits, **seeds, "table": rows, "chosen": chosen}
 
 
+def grid_combos(grid: dict) -> list[tuple]:
+    """The selection's books, one (smooth, rebalance, hold, swaps, trim, names) each."""
+    return list(itertools.product(grid["smooth"], grid["rebalance"], *(grid[k] for k in GRID)))
+
+
+def combo_mandate(combo: tuple):
+    """A grid book's `Mandate` (ValueError where the mandate refuses its options)."""
+    from portfolio.book import Mandate
+
+    _, rebalance, hold, swaps, trim, names = combo
+    return Mandate(names=names, swaps=swaps, hold=hold, trim=trim, rebalance_every=rebalance)
+
+
 def _selected_row(combo: tuple) -> dict:
     """One book of the grid beside its fixed random books (in a worker process)."""
     from portfolio.backtest import summarise
-    from portfolio.book import Mandate
     from portfolio.nulls import NullPlan, Replay, mean_returns, null_books, percentile, replay_book
 
     smooth, rebalance, hold, swaps, trim, names = combo
     s, cash = _SELECTING, _SELECTING["args"].cash
-    mandate = Mandate(names=names, swaps=swaps, hold=hold, trim=trim, rebalance_every=rebalance)
+    mandate = combo_mandate(combo)
     days, decided = s["days"][smooth, names], s["decided"][smooth, names]
     replay = Replay(days, decided, s["fees"], mandate, "costed", cash, s["args"].horizon, s["delisting"])
     model, _ = replay_book(replay)
@@ -567,7 +579,44 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
         args.grid = grid_of(args.grid, args.smooth)
     except ValueError as exc:
         parser.error(f"--grid: {exc}")
+    return books_checked(parser, args)
+
+
+def books_checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """`args` once every book the run replays can run: the chosen book's options and, with
+    the selection, each of the grid's books make a `Mandate` (its own rule), the starting
+    cash is an amount of money above 0 (market.money MAX_AMOUNT) and the random books'
+    seeds are not negative; else a one-line error naming the option. Caught where the
+    books are built, after the walk-forward, each was a traceback minutes into a run (or,
+    for a negative cash or seed count, a run of zeros or without its daily random books)."""
+    from market.money import MAX_AMOUNT
+
+    if args.trim is not None and args.trim.lower() != "none" and not _is_number(args.trim):
+        parser.error(f"--trim {args.trim!r}: a number of slots above 1, or none")
+    try:
+        mandate_of(args)
+    except ValueError as exc:
+        parser.error(f"--hold, --swaps, --trim, --names, --rebalance: {exc}")
+    try:
+        for combo in grid_combos(args.grid) if selects(args) else ():
+            combo_mandate(combo)
+    except ValueError as exc:
+        parser.error(f"--grid: {exc}")
+    if not math.isfinite(args.cash) or not 0 < args.cash <= MAX_AMOUNT:
+        parser.error(f"--cash {args.cash}: the book's starting cash, an amount of money above 0 up to {MAX_AMOUNT:,}")
+    if args.first_seed < 0:
+        parser.error(f"--first-seed {args.first_seed}: the random books' seeds are 0 or more")
+    if args.daily_seeds < 0:
+        parser.error(f"--daily-seeds {args.daily_seeds}: 0 random rankings drawn daily or more")
     return args
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def selects(args: argparse.Namespace) -> bool:

@@ -153,6 +153,42 @@ def test_a_bad_fee_file_or_limit_is_one_line(tmp_path: Path, monkeypatch: pytest
                 backtest.main()
 
 
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--hold", "0"], "error: --hold, --swaps, --trim, --names, --rebalance: a mandate needs"),
+        (["--trim", "1"], "error: --hold, --swaps, --trim, --names, --rebalance: trim must be more than one slot"),
+        (["--trim", "two"], "error: --trim 'two': a number of slots above 1, or none"),
+        (["--select", "--grid", "rebalance=0,5"], "error: --grid: a mandate needs names >= 1"),
+        (["--cash", "0"], "error: --cash 0.0: the book's starting cash, an amount of money above 0"),
+        (["--cash", "nan"], "error: --cash nan: the book's starting cash, an amount of money above 0"),
+        (["--cash", "1e30"], "error: --cash 1e+30: the book's starting cash, an amount of money above 0"),
+        (["--first-seed", "-5"], "error: --first-seed -5: the random books' seeds are 0 or more"),
+        (["--daily-seeds", "-1"], "error: --daily-seeds -1: 0 random rankings drawn daily or more"),
+    ],
+)
+def test_an_option_no_book_can_run_with_is_one_line_before_the_walk_forward(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, extra: list[str], says: str
+) -> None:
+    """A book option the mandate refuses (`--hold 0`), a starting cash of 0, NaN or past the
+    money bound, a negative seed: each was a traceback (ZeroDivisionError, "cannot convert
+    float NaN to integer", the Mandate's ValueError) raised after the walk-forward, minutes
+    into a market's run and its predictions lost; --cash -100 ran to a table of zeros and
+    --daily-seeds -1 to a run without its daily random books, unsaid. Each is one line
+    naming the option, and the walk-forward never starts."""
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("the walk-forward ran")
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", never)
+    folder = str(planted_files(tmp_path / "market"))
+    monkeypatch.setattr(sys, "argv", ["backtest.py", "--ohlcv", folder, *extra])
+    with benchmark_module("backtest") as backtest, pytest.raises(SystemExit):
+        backtest.main()
+    err = capsys.readouterr().err
+    assert says in err.strip().splitlines()[-1] and "Traceback" not in err
+
+
 def test_the_equal_weighted_benchmark_measures_the_spans_first_month(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
