@@ -4,6 +4,7 @@ item 7: "the book exits and swaps during the replay when the ranking moves").
 
     python benchmarks/book_activity.py                     # the store of the settings (after `make demo`)
     python benchmarks/book_activity.py --nse 2008-01-02 2011-12-31 --cache DIR   # Mandate() on the NSE files
+    python benchmarks/book_activity.py --files 2010-01-04 2011-06-30 --ohlcv prices.csv --fees gse.toml  # a market
 
 The store: the AI portfolio's executed days (the validation record's replay and the live
 days); per day the names that pass the entry gates (a tercile), LONG and AVOID, the best and
@@ -25,7 +26,6 @@ import json
 import statistics
 import sys
 from collections import Counter
-from datetime import date
 from pathlib import Path
 
 KINDS = (  # what a rationale's reason starts with (portfolio/book.py), in the order they are tested
@@ -120,9 +120,14 @@ def store_activity() -> dict:
     }
 
 
-def nse_activity(start: str, end: str, cache: str | None) -> dict:
-    """`Mandate()` on the NSE files over the span, as benchmarks/backtest.py replays it."""
+def files_activity(start: str, end: str, cache: str | None, options: list[str]) -> dict:
+    """`Mandate()` on a market's files over the span, as benchmarks/backtest.py replays them:
+    the NSE files, or `options`' (backtest.py's own: `--ohlcv FILES` and its market options,
+    `--fees`, `--actions`, `--price-limit`, `--delist-after`, ...), read, checked and
+    reported by backtest.py's loader (`market_through`: the capital changes, a span the
+    files do not price), its fee schedule named (`market_said`)."""
     sys.argv = [sys.argv[0], "--from", start, "--to", end, "--no-nulls", *(["--cache", cache] if cache else [])]
+    sys.argv += options
     import backtest as bench
 
     from models.decisions import HORIZON
@@ -131,10 +136,9 @@ def nse_activity(start: str, end: str, cache: str | None) -> dict:
 
     args = bench.parse_args()
     fees, _ = bench.fee_schedules(args)
-    prices, capital = bench.load_market(Path(args.nse), True, *bench.capital_arguments(args))
-    first, last = date.fromisoformat(start), date.fromisoformat(end)
-    cut = sorted(d for d in prices["date"].unique() if d > last)[: bench.LABEL_CUT]
-    prices = prices[prices["date"] <= (cut[-1] if cut else last)]
+    first, last = args.start, args.end
+    prices, capital = bench.market_through(Path(args.ohlcv or args.nse), first, last, args)
+    print(bench.market_said(args, fees, prices.attrs.get("currencies", []))[0], flush=True)
     state = {"dir": args.cache, "hits": 0, "misses": 0, "seconds": 0.0}
     predictions = bench.predictions_for(prices, first, last, HORIZON, args, state)
     mandate = Mandate()
@@ -157,7 +161,10 @@ def nse_activity(start: str, end: str, cache: str | None) -> dict:
         "fills": dict(Counter(kinds)),
         "sells_by_year": {f"{y} {k}": n for (y, k), n in sorted(years.items())},
         "spans_with_a_sell": [sum(any(a <= d <= b for d in sold) for a, b in spans), len(spans)],
-        "clustering": {"nse": clustering(prices), "simulator": clustering(simulated_prices())},
+        "clustering": {
+            "files" if args.ohlcv else "nse": clustering(prices),
+            "simulator": clustering(simulated_prices()),
+        },
     }
 
 
@@ -188,9 +195,18 @@ def simulated_prices():
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nse", nargs=2, metavar=("FROM", "TO"), help="replay Mandate() on the NSE files instead")
+    parser.add_argument(
+        "--files",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="replay Mandate() on the files backtest.py's options name (--ohlcv FILES, --fees, --actions, ...)",
+    )
     parser.add_argument("--cache", default=None, help="benchmarks/backtest.py's prediction cache folder")
-    args = parser.parse_args()
-    out = nse_activity(*args.nse, args.cache) if args.nse else store_activity()
+    args, options = parser.parse_known_args()
+    if options and not args.files:
+        parser.error(f"unrecognized arguments: {' '.join(options)} (backtest.py's options go with --files FROM TO)")
+    span = args.files or args.nse
+    out = files_activity(*span, args.cache, options) if span else store_activity()
     for name, figures in out["daily"].items():
         show = "{:.0f}" if name in ("eligible", "long", "avoid") else "{:+.2%}"
         shown = ", ".join(f"{k} " + ("n/a" if v is None else show.format(v)) for k, v in figures.items())

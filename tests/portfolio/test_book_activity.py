@@ -4,8 +4,13 @@ fills carrying their reason (what its NSE replay counts sells by)."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
+import portfolio.backtest
 from tests.benchmark_modules import benchmark_module
 from tests.portfolio.test_backtest import run
 
@@ -49,3 +54,26 @@ def test_the_backtests_fills_carry_the_books_reason() -> None:
     with benchmark_module("book_activity") as activity:
         kinds = {activity.kind(side, reason) for side, reason in zip(trades["side"], trades["reason"], strict=True)}
     assert "fills a slot" in kinds and not any(k.startswith("other") for k in kinds), kinds
+
+
+def test_the_book_is_replayed_on_another_markets_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """`--files FROM TO` with backtest.py's market options replays `Mandate()` on a market's
+    generic OHLCV files, read and reported by backtest.py's loader (its capital changes, the
+    fee schedule it charges): the script read the NSE files only, and `--ohlcv` was an
+    unrecognised argument."""
+    from tests.portfolio.test_backtest_market_files import DAYS, planted_files, planted_walk_forward
+
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    folder = planted_files(tmp_path / "market")
+    span = [str(DAYS[30]), str(DAYS[-1])]
+    monkeypatch.setattr(sys, "argv", ["book_activity.py", "--files", *span, "--ohlcv", str(folder), "--fees", "nse"])
+    with benchmark_module("book_activity") as activity:
+        activity.main()
+    out = capsys.readouterr().out
+    last = json.loads(out.strip().splitlines()[-1])
+    assert last["days"] == 100 and sum(last["fills"].values()) > 0
+    assert set(last["clustering"]) == {"files", "simulator"}
+    assert "corporate actions: " in out and "1 splits applied" in out  # BIG's bonus issue, beside the prices
+    assert "fees: the nse schedule" in out
