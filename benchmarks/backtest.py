@@ -173,8 +173,10 @@ HEADLINE = (
 def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, pd.Series | None]:
     """The named index (default ^NASI for the NSE files, else the files' first) as a level
     series by date; (None, None) where the files hold none and none is named. An index
-    `name`d that the files lack stops the run with one line naming theirs."""
-    from ingest.importers.formats import Bad, is_index_row, nse_daily_frame, read_ohlcv
+    `name`d that the files lack stops the run with one line naming theirs. Of an index's
+    rows for a day the first by file and line stands and the others are reported, as a
+    name's are (`formats.second_rows`: a second level that disagreed was dropped unsaid)."""
+    from ingest.importers.formats import Bad, is_index_row, nse_daily_frame, read_ohlcv, second_rows
 
     if nse:
         frame = nse_daily_frame(path, indices=True)
@@ -183,7 +185,11 @@ def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, p
         from ingest.importers.actions import price_files
 
         files = price_files(path)
-        rows = pd.DataFrame([r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index_row(r)])
+        read = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index_row(r)]
+        kept, seconds = second_rows(read)
+        for line in seconds.lines():
+            print(f"index levels: {line}", flush=True)
+        rows = pd.DataFrame(kept)
         rows = rows.rename(columns={"trading_date": "date"}) if not rows.empty else rows
     held = sorted(set(rows["symbol"])) if not rows.empty else []
     if name is not None and name not in held:

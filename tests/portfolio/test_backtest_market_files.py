@@ -399,6 +399,23 @@ def test_the_index_moves_on_days_the_price_files_lack_count_on_the_next_session(
     assert last["runs"]["default_brokerage"]["years"]["2025"]["benchmarks"]["index"] == index
 
 
+def test_an_index_level_given_twice_for_a_day_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Two ^IDX levels for one day that disagree (a vendor's second file, a corrected level
+    appended): the first by file and line stands, as for a name's rows, and the run says so
+    with both lines; the second was dropped without a word."""
+    folder = planted_files(tmp_path / "market")
+    levels = [f"^IDX,{day},{1000 * 1.002**i:.4f},0,," for i, day in enumerate(DAYS)]
+    with (folder / "prices.csv").open("a") as f:
+        f.write("\n".join([*levels, f"^IDX,{DAYS[50]},2000,0,,"]) + "\n")
+    out, last = _planted_backtest(folder, "jse", monkeypatch, capsys)
+    assert "index levels: second rows of a name and day: 0 repeat the kept row exactly; 1 disagree" in out
+    assert f"^IDX {DAYS[50]}: close {1000 * 1.002**50:g} kept" in out and "vs 2000 left out" in out
+    index = last["runs"]["default_brokerage"]["benchmarks"]["index"]
+    assert index["total_return"] == pytest.approx(1.002**100 - 1, abs=1e-4)
+
+
 def test_null_books_that_all_tie_with_the_model_say_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
