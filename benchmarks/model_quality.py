@@ -166,11 +166,11 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
     from ingest.importers.files import read_known
     from ingest.importers.formats import (
         Bad,
-        is_index_row,
         readable,
         repeated_days,
         row_instrument_type,
         second_rows,
+        securities,
     )
     from market.clock import exchange_date, utc_now
     from market.instruments import is_ordinary
@@ -179,7 +179,7 @@ def load_ohlcv(path: Path, names: bool = False) -> pd.DataFrame:
     today = exchange_date(utc_now())  # a row dated after it is a bad row, as the importer and the replay read it
     read = [r for f in files for r in read_known("ohlcv", f, today)]
     bad = [str(r) for r in read if isinstance(r, Bad)]
-    rows = [r for r in readable(path, read) if not is_index_row(r)]
+    rows = securities(path, readable(path, read))
     copies = repeated_days(rows)
     rows, seconds = second_rows(r for r in rows if r["trading_date"] not in copies)
     print(_left_out(len(files), len(read), bad, copies), flush=True)

@@ -808,6 +808,21 @@ def readable(path: Path, read: list[dict | Bad]) -> list[dict]:
     return rows
 
 
+def securities(path: Path, rows: list[dict]) -> list[dict]:
+    """`rows` (`readable`'s) less the market indices' (`is_index_row`), for a research frame
+    of securities; none left is an InvalidInputError naming the indices: an index's file
+    given as the prices, or prices whose every row is bad beside readable index levels,
+    was a KeyError traceback."""
+    kept = [r for r in rows if not is_index_row(r)]
+    if not kept:
+        indices = sorted({r["symbol"] for r in rows})
+        raise InvalidInputError(
+            f"no security's row in {path}: its {len(rows):,} readable rows are market index levels "
+            f"({', '.join(indices[:5])}{', ...' if len(indices) > 5 else ''}); give the prices' files too"
+        )
+    return kept
+
+
 def nse_daily_frame(
     folder: Path, *, indices: bool = False, ordinary: bool = False, names: bool = False
 ) -> pd.DataFrame:
@@ -827,6 +842,8 @@ def nse_daily_frame(
 
     read = [r for path in csv_files(folder) for r in read_nse_daily(path)]
     rows = readable(folder, read)
+    if not indices:
+        securities(folder, rows)
     copies = repeated_days(rows)
     index_symbols = sorted({r["symbol"] for r in rows if is_index_row(r)})
     kept, seconds = second_rows(r for r in rows if r["trading_date"] not in copies and (indices or not is_index_row(r)))

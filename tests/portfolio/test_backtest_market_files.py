@@ -416,6 +416,26 @@ def test_an_index_level_given_twice_for_a_day_is_reported(
     assert index["total_return"] == pytest.approx(1.002**100 - 1, abs=1e-4)
 
 
+def test_files_of_index_levels_alone_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """The index's file given as the prices (or prices whose every row is bad beside
+    readable levels): the loader left the index rows out and was a KeyError traceback
+    ("['symbol', 'date', 'close', 'volume'] not in index"). One line names the indices."""
+    folder = tmp_path / "index"
+    folder.mkdir()
+    (folder / "levels.csv").write_text(
+        "symbol,date,close,volume\n" + "".join(f"^IDX,{day},{1000 + i},0\n" for i, day in enumerate(DAYS))
+    )
+    monkeypatch.setattr(
+        sys, "argv", ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
+    )
+    with benchmark_module("backtest") as backtest, pytest.raises(SystemExit) as stopped:
+        backtest.main()
+    assert str(stopped.value).startswith(f"error: no security's row in {folder}: its 130 readable rows are market")
+    assert "(^IDX); give the prices' files too" in str(stopped.value)
+
+
 def test_null_books_that_all_tie_with_the_model_say_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
