@@ -173,27 +173,35 @@ HEADLINE = (
 def index_levels(path: Path, name: str | None, nse: bool) -> tuple[str | None, pd.Series | None]:
     """The named index (default ^NASI for the NSE files, else the files' first) as a level
     series by date; (None, None) where the files hold none and none is named. An index
-    `name`d that the files lack stops the run with one line naming theirs. Of an index's
+    `name`d that the files lack stops the run with one line naming theirs (and how to mark
+    it, where the files hold it as a security's rows: an index's code without ^). Of an index's
     rows for a day the first by file and line stands and the others are reported, as a
     name's are (`formats.second_rows`: a second level that disagreed was dropped unsaid)."""
     from ingest.importers.formats import Bad, is_index_row, nse_daily_frame, read_ohlcv, second_rows
 
     if nse:
         frame = nse_daily_frame(path, indices=True)
-        rows = frame[frame["symbol"].isin(frame.attrs["indices"])]
+        rows, named = frame[frame["symbol"].isin(frame.attrs["indices"])], set(frame["symbol"])
     else:
         from ingest.importers.actions import price_files
 
         files = price_files(path)
-        read = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad) and is_index_row(r)]
-        kept, seconds = second_rows(read)
+        every = [r for f in files for r in read_ohlcv(f) if not isinstance(r, Bad)]
+        kept, seconds = second_rows(r for r in every if is_index_row(r))
+        named = {r["symbol"] for r in every}
         for line in seconds.lines():
             print(f"index levels: {line}", flush=True)
         rows = pd.DataFrame(kept)
         rows = rows.rename(columns={"trading_date": "date"}) if not rows.empty else rows
     held = sorted(set(rows["symbol"])) if not rows.empty else []
     if name is not None and name not in held:
-        raise SystemExit(f"error: --index {name}: no such index in the files; theirs: {', '.join(held) or 'none'}")
+        theirs = f"theirs: {', '.join(held) or 'none'}"
+        if name in named:  # an index written as a security's row: its code without ^, no name or type saying so
+            raise SystemExit(
+                f"error: --index {name}: the files' {name} rows are read as a security's, not an index's: mark "
+                f"them (a ^ before the code, a name saying Index, or a type column saying index); {theirs}"
+            )
+        raise SystemExit(f"error: --index {name}: no such index in the files; {theirs}")
     if not held:
         return None, None
     name = name or ("^NASI" if "^NASI" in held else held[0])

@@ -436,6 +436,26 @@ def test_files_of_index_levels_alone_are_one_line(
     assert "(^IDX); give the prices' files too" in str(stopped.value)
 
 
+def test_an_index_the_files_hold_as_a_security_says_how_to_mark_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index's file from another vendor, its code without ^ and no name or type saying
+    index (ALLSHARE): its rows are read as a security's, and `--index ALLSHARE` said only
+    "no such index in the files; theirs: none". The line says how the rows are read and how
+    to mark them."""
+    folder = planted_files(tmp_path / "market")
+    with (folder / "prices.csv").open("a") as f:
+        f.write("".join(f"ALLSHARE,{day},{1000 + i},0,,\n" for i, day in enumerate(DAYS)))
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[-1])]
+    monkeypatch.setattr(sys, "argv", [*argv, "--index", "ALLSHARE"])
+    with benchmark_module("backtest") as backtest, pytest.raises(SystemExit) as stopped:
+        backtest.main()
+    assert str(stopped.value) == (
+        "error: --index ALLSHARE: the files' ALLSHARE rows are read as a security's, not an index's: mark them "
+        "(a ^ before the code, a name saying Index, or a type column saying index); theirs: none"
+    )
+
+
 def test_null_books_that_all_tie_with_the_model_say_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
