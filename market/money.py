@@ -169,14 +169,15 @@ def parse_quantity(value: object, name: str, text: bool = False) -> int:
 # digits with thousands commas in threes, an optional point ("1,234.50"), and an optional
 # sign, written as accountants print one too: a leading "+", "-" or the minus sign U+2212
 # before the digits, or the whole figure in parentheses ("(1,000.00)"), both read as
-# negative (`printed_number`). So "12,50" (a decimal comma), "1e5", "inf" and "nan" are not
-# numbers, never read as 1250 or guessed, and neither are other scripts' digits (`\d` and
+# negative (`printed_number`). So "12,50" (a decimal comma), "0,325" (one: no thousands
+# group starts with 0, and it was read as 325), "1e5", "inf" and "nan" are not numbers,
+# never read as 1250 or guessed, and neither are other scripts' digits (`\d` and
 # Decimal() take "1,৪00.00", a Bengali four drawn like an eight, as 1,400; full-width and
 # Arabic-Indic digits alike), as money is ASCII digits everywhere else (`MONEY_TEXT`), nor
 # half a sign ("(1,000.00", "-(5.00)"). ingest/exchange/parsers.py and
 # portfolio/statements.py read by it; whether a negative figure is meaningful is theirs to
 # say (a statement's cash movement, yes; a price or a share count, no).
-_UNSIGNED = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
+_UNSIGNED = r"(?:[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
 PRINTED_NUMBER = re.compile(rf"(?P<sign>[+\-\u2212]?)(?P<digits>{_UNSIGNED})|\((?P<owed>{_UNSIGNED})\)")
 WHOLE_DIGITS = 15  # the most digits a whole number as text may have
 DIGITS = re.compile(rf"[0-9]{{1,{WHOLE_DIGITS}}}")  # a whole number as text: ASCII digits, nothing else

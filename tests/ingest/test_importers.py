@@ -291,7 +291,8 @@ def test_numbers_a_file_could_misread_are_bad_rows_and_the_rest_loads(settings: 
     """An adversarial run: a decimal comma ("12,50") was read as 1250 with every comma
     dropped; a volume of 10^19 or 1e30 stopped the import with a database error after its
     first batch was stored; a close of inf or 1e308 was stored and broke the backtest; a
-    byte-order mark hid the header's first column. Each such cell is now a bad row with
+    byte-order mark hid the header's first column; "0,325" (a decimal comma's 0.325: no
+    thousands group starts with 0) was read as 325. Each such cell is now a bad row with
     its line, and the file's other rows load."""
     path = tmp_path / "prices.csv"
     lines = [
@@ -304,6 +305,7 @@ def test_numbers_a_file_could_misread_are_bad_rows_and_the_rest_loads(settings: 
         "KCB,2026-11-23,1e308,100",
         "KCB,2026-11-24,nan,100",
         'KCB,2026-11-25,"1,234.50",100',
+        'KCB,2026-11-26,"0,325",100',
     ]
     path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
     report = import_path(service_engine(settings), path)
@@ -315,6 +317,7 @@ def test_numbers_a_file_could_misread_are_bad_rows_and_the_rest_loads(settings: 
         "close 'inf' is not a number like 1,234.50",
         "close '1e308' is not a number like 1,234.50",
         "close 'nan' is not a number like 1,234.50",
+        "close '0,325' is not a number like 1,234.50",  # a decimal comma's 0.325, read as 325
     ]
     assert sorted(p["close"] for p in _prices(settings)) == [25.5, 1234.5]
 
