@@ -113,7 +113,12 @@ def market_day(inputs: dict, calendar: TradingCalendar, now: datetime) -> str:
 
 
 def save(report: Report, path: Path) -> Path:
-    """Write the PDF whole or not at all: a temporary file beside `path`, then a rename."""
+    """Write the PDF whole or not at all: a temporary file beside `path`, then a rename. A
+    file already at `path` is replaced only when it is a PDF (an earlier report) or empty
+    (`mktemp`'s): any other is refused and kept (`--out` naming the store's own SQLite file
+    replaced the database)."""
+    if path.is_file() and path.stat().st_size and not _is_pdf(path):
+        raise InvalidInputError(f"cannot write the report to {path}: it holds a file that is no PDF, kept as it was")
     partial = path.with_name(f".{path.name}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,3 +131,12 @@ def save(report: Report, path: Path) -> Path:
         why = f"{exc.filename} is a file, not a folder" if isinstance(exc, FileExistsError) else exc.strerror or exc
         raise InvalidInputError(f"cannot write the report to {path}: {why}") from None
     return path
+
+
+def _is_pdf(path: Path) -> bool:
+    """Whether the file at `path` starts as a PDF does (`%PDF-`); an unreadable one is not."""
+    try:
+        with path.open("rb") as held:
+            return held.read(5) == b"%PDF-"
+    except OSError:
+        return False

@@ -434,6 +434,30 @@ def test_a_report_path_through_a_file_says_which_file_is_in_the_way(tmp_path: Pa
     assert str(refused.value) == f"cannot write the report to {blocked / 'r.pdf'}: {blocked} is a file, not a folder"
 
 
+def test_a_report_is_not_written_over_a_file_that_is_no_pdf(tmp_path: Path) -> None:
+    """`--out` naming the store's own SQLite file (or any other file that is no PDF: a typo
+    of one letter) replaced it with the report, whole: the database gone. A file there is
+    replaced only when it is a PDF (an earlier report) or empty (`mktemp`'s); anything
+    else is refused, kept as it was."""
+    from types import SimpleNamespace
+
+    from market.errors import InvalidInputError
+    from reports import save
+
+    store = tmp_path / "marketintel.db"
+    store.write_bytes(b"SQLite format 3\x00 the store")
+    with pytest.raises(InvalidInputError) as refused:
+        save(SimpleNamespace(pdf=b"%PDF-1.4 new"), store)
+    assert str(refused.value) == f"cannot write the report to {store}: it holds a file that is no PDF, kept as it was"
+    assert store.read_bytes() == b"SQLite format 3\x00 the store"
+    earlier = tmp_path / "briefing.pdf"
+    earlier.write_bytes(b"%PDF-1.4 earlier")
+    assert save(SimpleNamespace(pdf=b"%PDF-1.4 new"), earlier).read_bytes() == b"%PDF-1.4 new"
+    made = tmp_path / "made-by-mktemp"
+    made.touch()
+    assert save(SimpleNamespace(pdf=b"%PDF-1.4 new"), made).read_bytes() == b"%PDF-1.4 new"
+
+
 def test_a_long_company_name_leaves_the_header_on_the_page_with_the_report_it_names() -> None:
     """The header line (company | title | Engine v3) was drawn at its full length: a long
     `MARKETINTEL_COMPANY_NAME` ran it off the page's right edge, the report's title with it.
