@@ -264,7 +264,10 @@ def null_percentiles(nulls: NullBooksJson) -> str:
         elif percentile is None:
             unranked.append(f"the {named}")
         elif standing(books) == ONE_BOOK:  # a percentile among one book: whether the model's beats it
-            parts.append(f"{'above' if percentile > 50 else 'below' if percentile < 50 else 'level with'} the {named}")
+            tie = ", day by day (a tie, not skill)" if figures.get("note") else ""  # the same book (family_ties)
+            parts.append(
+                f"{'above' if percentile > 50 else 'below' if percentile < 50 else 'level with'} the {named}{tie}"
+            )
         elif figures.get("note"):  # every book of the family earned what the model's did (portfolio/nulls.py)
             parts.append(f"level with each of the {books} {named}, day by day (a tie, not a percentile)")
         else:

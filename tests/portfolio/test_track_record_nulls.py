@@ -294,6 +294,9 @@ def test_a_book_that_tied_each_day_is_a_tie_whatever_its_ratio_s_last_digits() -
     every = served(family_figures("fixed_random", model, books[:2], "b", [True, True]), family_ties(2))
     words = null_percentiles({"families": {"fixed_random": asdict(every)}})  # type: ignore[typeddict-item]
     assert "level with each of the 2" in words and "tie" in words and "percentile of" not in words
+    one = served(family_figures("size", model, books[:1], "b", [True]), family_ties(1))
+    words = null_percentiles({"families": {"size": asdict(one)}})  # type: ignore[typeddict-item]
+    assert words == "level with the book ranked by traded value, day by day (a tie, not skill)"
 
 
 def test_a_one_book_familys_tie_note_reads_in_the_singular() -> None:
