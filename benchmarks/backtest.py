@@ -954,6 +954,11 @@ def _signed(x: float | None, percent: bool = False) -> str:
     return f"{100 * x:+.1f}%" if percent else f"{x:+.2f}"
 
 
+def _plain(x: float | None) -> str:
+    """A figure as it is, "n/a" without one (as `_signed` and `_pct`), never Python's None."""
+    return "n/a" if x is None else str(x)
+
+
 def _percent(x: float | None) -> str:
     return _signed(x, True)
 
@@ -975,15 +980,15 @@ def print_nulls(families: dict, model: dict, note: str | None, brokerage: str = 
     held = model["holding"]["mean_sessions"]
     print(
         f"{'model':<17}{1:>6}  {_signed(ew['information_ratio']):<22}{_signed(ew['excess_annual_return'], True):<26}"
-        f"{model['annual_turnover']!s:<20}{held!s:>7}"
+        f"{_plain(model['annual_turnover']):<20}{_plain(held):>7}"
     )
     for family, f in families.items():
         ir, ex, to = f["information_ratio"], f["excess_annual_return"], f["annual_turnover"]
         known = [h for h in f["holding_sessions"] if h is not None]
         mean_held = round(sum(known) / len(known), 1) if known else None
         print(
-            f"{family:<17}{f['books']:>6}  {_range(ir, _signed):<22}{_range(ex, _percent):<26}{_range(to, str):<20}"
-            f"{mean_held!s:>7}  {percentile_words(f['model_percentile'], f['model_beats'], f['books']):>9}  "
+            f"{family:<17}{f['books']:>6}  {_range(ir, _signed):<22}{_range(ex, _percent):<26}{_range(to, _plain):<20}"
+            f"{_plain(mean_held):>7}  {percentile_words(f['model_percentile'], f['model_beats'], f['books']):>9}  "
             f"{f['model_beats']}/{f['books']}"
         )
     notes = [note] if note else [f"{family}: {f['note']}" for family, f in families.items() if f["note"]]
@@ -1009,8 +1014,8 @@ def print_against(model: dict, benchmarks: dict) -> None:
             )
         held = model["holding"]["by_year"].get(year) if year != "all" else model["holding"]["mean_sessions"]
         print(
-            f"{year:<6}{_signed(f.get('total_return'), True):>9}{f.get('annual_turnover')!s:>9}{held!s:>7}  "
-            + "".join(f"{c:<28}" for c in cells)
+            f"{year:<6}{_signed(f.get('total_return'), True):>9}{_plain(f.get('annual_turnover')):>9}"
+            f"{_plain(held):>7}  " + "".join(f"{c:<28}" for c in cells)
         )
 
 

@@ -593,3 +593,32 @@ def test_a_delisting_row_of_the_actions_file_delists_the_name_from_its_date(
     assert (
         f"    GONE: {episode['quantity']:,} shares, last row {DAYS[GONE_AFTER - 1]}, delisted {DAYS[GONE_AFTER]}" in out
     )
+
+
+def test_the_null_and_yearly_tables_print_a_missing_turnover_or_holding_as_n_a(capsys) -> None:
+    """A span too short for an annual turnover, a year in which no holding ended: the null and
+    per-year tables printed Python's `None` in those columns, as no other figure reads."""
+    spread = {"mean": None, "low": None, "high": None}
+    none_ratio = {"information_ratio": None, "excess_annual_return": None, "tracking_error": None}
+    model = {
+        "benchmarks": {"equal_weight_liquid": none_ratio},
+        "annual_turnover": None,
+        "holding": {"mean_sessions": None, "by_year": {"2025": None}},
+        "years": {"2025": {"benchmarks": {}, "total_return": 0.01, "annual_turnover": None}},
+        "total_return": 0.01,
+    }
+    family = {
+        "books": 2,
+        "information_ratio": spread,
+        "excess_annual_return": spread,
+        "annual_turnover": spread,
+        "holding_sessions": [None, None],
+        "model_percentile": None,
+        "model_beats": 0,
+        "note": None,
+    }
+    with benchmark_module("backtest") as backtest:
+        backtest.print_nulls({"fixed_random": family}, model, None)
+        backtest.print_against(model, {"fixed_random_mean": {}})
+    printed = capsys.readouterr().out
+    assert "None" not in printed and "n/a (n/a..n/a)" in printed, printed
