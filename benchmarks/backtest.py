@@ -910,6 +910,7 @@ def nulls(
         mean_returns,
         null_books,
         same_returns,
+        why_no_books,
     )
 
     started = time.perf_counter()
@@ -929,6 +930,10 @@ def nulls(
             "each_book": [book_row(book.seed, f) for book, f in members],
             "note": family_ties(len(members)) if all(tied) else None,
         }
+    for family in (f for f in plan.families if f not in out):  # too few days for it: said, not left out
+        none = family_figures(family, mine, [], "equal_weight_liquid")
+        why = why_no_books(family, len(replay.days), plan)
+        out[family] = {**asdict(none), "holding_sessions": [], "each_book": [], "note": why}
     print(f"{len(books)} null books in {time.perf_counter() - started:.0f} s", flush=True)
     fixed = [b for b in books if b.family == "fixed_random"]
     note = SAME_BOOKS.format(days=len(returns)) if all_the_same(returns, books) else None
@@ -971,7 +976,8 @@ def print_nulls(families: dict, model: dict, note: str | None, brokerage: str = 
     """Each null family beside the model's book (at `brokerage`): mean (min..max), the model's
     standing among its books (`nulls.percentile_words`: over one book whether it beats it,
     over fewer than FEW_BOOKS the percentile said to be too few to read); then the `note`
-    where every null book tied with the model's, else each family's whose books all did."""
+    where every null book tied with the model's, else each family's whose books all did,
+    and always why a family has no books (too few days for it)."""
     from portfolio.nulls import percentile_words
 
     ew = model["benchmarks"]["equal_weight_liquid"]
@@ -991,7 +997,8 @@ def print_nulls(families: dict, model: dict, note: str | None, brokerage: str = 
             f"{_plain(mean_held):>7}  {percentile_words(f['model_percentile'], f['model_beats'], f['books']):>9}  "
             f"{f['model_beats']}/{f['books']}"
         )
-    notes = [note] if note else [f"{family}: {f['note']}" for family, f in families.items() if f["note"]]
+    said = [(family, f["note"]) for family, f in families.items() if f["note"] and (not note or not f["books"])]
+    notes = ([note] if note else []) + [f"{family}: {why}" for family, why in said]  # a family without books: why
     for line in notes:
         print(f"note: {line}")
 

@@ -420,8 +420,8 @@ def no_books(family: str, why: str) -> NullFamily:
     return NullFamily(family, 0, empty, empty, None, 0, why)
 
 
-def _missing(family: str, days: int, plan: NullPlan) -> str:
-    """Why `family` has no books over `days` days."""
+def why_no_books(family: str, days: int, plan: NullPlan) -> str:
+    """Why `family` has no books over `days` days (the track record's nulls and the backtest's)."""
     if family == "bought_and_held":
         return (
             f"the first month's book, bought and held, needs more than {plan.first_month} days (its first month, then "
@@ -503,7 +503,7 @@ def against_nulls(replay: Replay, plan: NullPlan, benchmark: pd.Series) -> Again
     for family in plan.families:
         kin = [b for b in books if b.family == family]
         if not kin:
-            families[family] = no_books(family, _missing(family, days, plan))
+            families[family] = no_books(family, why_no_books(family, days, plan))
             continue
         tied = [same_returns(returns, b) for b in kin]
         members = [summarise(b.result, replay.starting_cash, compared) for b in kin]

@@ -622,3 +622,21 @@ def test_the_null_and_yearly_tables_print_a_missing_turnover_or_holding_as_n_a(c
         backtest.print_against(model, {"fixed_random_mean": {}})
     printed = capsys.readouterr().out
     assert "None" not in printed and "n/a (n/a..n/a)" in printed, printed
+
+
+def test_a_span_too_short_for_the_bought_and_held_book_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Over 16 sessions the first month's book, bought and held, cannot be built: the null
+    table and the JSON line left the family out without a word, where the track record's
+    nulls say why."""
+    folder = planted_files(tmp_path / "files")
+    monkeypatch.setattr(portfolio.backtest, "out_of_sample_predictions", planted_walk_forward)
+    argv = ["backtest.py", "--ohlcv", str(folder), "--from", str(DAYS[30]), "--to", str(DAYS[45])]
+    argv += ["--fees", "nse", "--daily-seeds", "1", "--fixed-seeds", "2"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with benchmark_module("backtest") as backtest:
+        backtest.main()
+    out = capsys.readouterr().out
+    held = json.loads(out.strip().splitlines()[-1])["nulls"]["bought_and_held"]
+    assert held["books"] == 0 and held["model_percentile"] is None
+    assert held["note"].startswith("the first month's book, bought and held, needs more than 21 days")
+    assert f"note: bought_and_held: {held['note']}" in out
