@@ -40,7 +40,7 @@ from portfolio.track_record import (
 from portfolio.trading import ManualTrade, PlacedTrade, TradePreview
 from reports import Report
 from reports.format import counted, statistic_pct
-from store.splits import TickerChange, TickerChanges
+from store.splits import ShareSplit, TickerChange, TickerChanges
 from views.market import BarMark
 from views.performance import said_apart
 from views.portfolio import AIDay, AIPosition, TradeRationale, TradeView
@@ -83,6 +83,7 @@ __all__ = [
     "Rationale",
     "Report",
     "ServedPrediction",
+    "ShareSplit",
     "TickerChange",
     "TickerChanges",
     "StatementResult",

@@ -27,7 +27,7 @@ from models.macro_model import MacroInsights
 from models.scoring import ServedPrediction
 from store import tables
 from store.history import current_rows
-from store.splits import TickerChanges, ticker_changes
+from store.splits import ShareSplit, TickerChanges, share_splits, ticker_changes
 from views import bars as bar_views
 from views import instrument as instrument_views
 from views import macro as macro_views
@@ -102,12 +102,14 @@ class MarketReads:
     ) -> Versioned[SymbolHistory]:
         """A page of `limit` daily bars with their indicators within `span` (start, end):
         forward after `cursor`'s first date, else backward before its second; with the
-        symbol's ticker changes (the bars are what traded under the ticker)."""
-        return Versioned(
-            ("history", symbol.upper(), *span, limit, *cursor),
-            versions.bars(conn),
-            lambda: _named(conn, bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor))),
-        )
+        symbol's ticker changes and splits (the bars are what traded under the ticker, as
+        traded: `views.market.split_history`)."""
+
+        def read() -> SymbolHistory:
+            page = _named(conn, bar_views.history(conn, symbol, bar_views.BarPage(limit, *span, *cursor)))
+            return {**page, "splits": market_views.split_history(conn, page["symbol"])}
+
+        return Versioned(("history", symbol.upper(), *span, limit, *cursor), versions.bars(conn), read)
 
     # ---- instruments and a list's fields ----------------------------------------------------------
 
@@ -160,6 +162,10 @@ class MarketReads:
     def ticker_changes(self, conn: Connection, symbols: list[str]) -> dict[str, TickerChanges]:
         """Each symbol's stored ticker changes (`store.splits.ticker_changes`)."""
         return ticker_changes(conn, symbols)
+
+    def share_splits(self, conn: Connection, symbols: list[str]) -> dict[str, tuple[ShareSplit, ...]]:
+        """Each symbol's stored splits, oldest first (`store.splits.share_splits`)."""
+        return share_splits(conn, symbols)
 
     def liquidity(self, conn: Connection, symbols: list[str]) -> dict[str, Liquidity]:
         """The entry gates of each symbol on the latest priced day (none before any price)."""

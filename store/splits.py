@@ -228,6 +228,33 @@ class TickerChanges:
     renamed_from: tuple[TickerChange, ...] = ()
 
 
+@dataclass(frozen=True)
+class ShareSplit:
+    """A split, bonus issue or consolidation of one symbol, as its history names it: the
+    bars are served as traded, so a client puts closes on one count by these."""
+
+    ex_date: date = described(
+        "The ex-date: the first session on the new share count; the bars before it are on the old."
+    )
+    factor: float = described(
+        "Shares after per share before (2 for a 2-for-1 split, 1.2 for a one-for-five bonus issue, 0.1 for a "
+        "one-for-ten consolidation): a price before `ex_date` divided by it (a volume multiplied) is on the count "
+        "from `ex_date`."
+    )
+
+
+def share_splits(conn: Connection, symbols: Iterable[str]) -> dict[str, tuple[ShareSplit, ...]]:
+    """The stored splits of each of `symbols` that has any, oldest first: those stored under
+    the symbol itself (its bars are what traded under it), current versions with a factor
+    (a withdrawn notice adjusts nothing, a rename is no split), whatever their ex-date."""
+    wanted = set(symbols)
+    out: dict[str, tuple[ShareSplit, ...]] = {}
+    for split in stored_splits(conn, symbols=wanted):  # in ex-date order
+        if split.new_symbol is None and split.symbol in wanted:
+            out[split.symbol] = (*out.get(split.symbol, ()), ShareSplit(split.ex_date, split.factor))
+    return out
+
+
 def ticker_changes(conn: Connection, symbols: Iterable[str]) -> dict[str, TickerChanges]:
     """The stored renames of each of `symbols` that has any (from it, into it), every
     one stored, whatever its ex-date: a read of the old symbol names the new one, and one

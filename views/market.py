@@ -40,7 +40,17 @@ from portfolio.market import halts_on
 from store import tables
 from store.history import current_frame, current_rows, newest_ids
 from store.panels import PRICE_ROW_COLUMNS
-from store.splits import Split, TickerChanges, factor_between, followed, on_count, stored_splits, ticker_changes
+from store.splits import (
+    ShareSplit,
+    Split,
+    TickerChanges,
+    factor_between,
+    followed,
+    on_count,
+    share_splits,
+    stored_splits,
+    ticker_changes,
+)
 from views.instrument import instruments, served_models
 
 INDICATOR_WARMUP_DAYS = 270  # calendar days, about 185 trading days
@@ -163,7 +173,16 @@ class Renamed(TypedDict):
 
 
 class SymbolHistory(History, Renamed):
-    """A page of one symbol's bars (REST's history) with its ticker changes."""
+    """A page of one symbol's bars (REST's history) with its ticker changes and its splits
+    (`split_history`: the bars are as traded, the splits say where the count changed)."""
+
+    splits: list[ShareSplit]
+
+
+def split_history(conn: Connection, symbol: str) -> list[ShareSplit]:
+    """`symbol`'s stored splits, oldest first (`store.splits.share_splits`): what a client
+    reading its bars, served as traded, needs to put their prices on one count."""
+    return list(share_splits(conn, [symbol]).get(symbol, ()))
 
 
 def renamed(conn: Connection, symbol: str) -> Renamed:

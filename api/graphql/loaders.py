@@ -59,6 +59,7 @@ class Loaders:
         self.sentiment = self._loader(desk.sentiment_between)
         self.liquidity = self._loader(desk.liquidity)
         self.ticker_changes = self._loader(desk.ticker_changes)
+        self.share_splits = self._loader(desk.share_splits)
         self.history = self._loader(desk.histories)
         self.recent_bars = self._loader(desk.recent_histories)
 

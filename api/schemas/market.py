@@ -19,6 +19,17 @@ class TickerChange(ApiModel):
     whose ticker changed")."""
 
 
+@derived(domain.ShareSplit)
+class ShareSplit(ApiModel):
+    """A split, bonus issue or consolidation of the symbol (a SPLIT corporate action)."""
+
+
+SPLITS = (
+    "The symbol's splits, bonus issues and consolidations stored under it, oldest first (every one, not only the "
+    "page's; an ex-date after the newest bar is one announced ahead): the bars' prices and volume are as traded, so a "
+    "close divided by the `factor` of each split after its date through a day is on that day's count; the returns "
+    "and indicators are adjusted already. Empty: none."
+)
 RENAMED_TO = (
     "Set when this ticker was renamed: the ticker the company trades under from `as_of`. The bars served under this "
     "ticker are what traded under it, before `as_of`; the model and the benchmarks read them as the new ticker's "
@@ -297,6 +308,7 @@ class History(ApiModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
     renamed_to: TickerChange | None = Field(None, description=RENAMED_TO)
     renamed_from: list[TickerChange] = Field(default_factory=list, description=RENAMED_FROM)
+    splits: list[ShareSplit] = Field(default_factory=list, description=SPLITS)
 
 
 UNCHANGED = (

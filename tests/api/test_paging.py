@@ -41,6 +41,7 @@ BOUNDED_FIELDS = {
     ("MacroInsights", "parameters"): "the macro model's parameters",
     ("MacroInsights", "sources"): "the macro sources",
     ("Instrument", "renamedFrom"): "the company's earlier tickers (a handful over its life)",
+    ("Instrument", "splits"): "the company's splits and consolidations (a handful over its life)",
     ("MarketBreadth", "indexExcluded"): "the listings",
     ("Metric", "baselines"): "the fixed baselines",
     ("ModelMonitor", "checks"): "the monitor's checks",

@@ -16,6 +16,7 @@ from api.graphql.types.news_item import NewsItem
 from api.graphql.types.prediction import Prediction, latest_prediction_of
 from api.graphql.types.quote import Quote
 from api.graphql.types.sentiment_score import SentimentScore
+from api.graphql.types.share_split import ShareSplit
 from api.graphql.types.ticker_change import TickerChange
 from api.paging import HISTORY
 from market.errors import InvalidInputError
@@ -78,6 +79,16 @@ class Instrument:
     async def renamed_from(self, info: Info) -> list[TickerChange]:
         changes = await info.context.loaders.ticker_changes.load((self.symbol,))
         return [from_domain(TickerChange, c) for c in changes.renamed_from] if changes else []
+
+    @strawberry.field(
+        description="The instrument's splits, bonus issues and consolidations, oldest first (GET "
+        "/api/market/history's `splits`; an ex-date after the newest bar is one announced ahead): its bars' prices "
+        "and volume are as traded, so a close divided by the `factor` of each split after its date through a day is "
+        "on that day's count. Empty: none."
+    )
+    async def splits(self, info: Info) -> list[ShareSplit]:
+        found = await info.context.loaders.share_splits.load((self.symbol,))
+        return [from_domain(ShareSplit, s) for s in found or ()]
 
     @strawberry.field(description="Entry gates of the liquidity rail on the latest market day.")
     async def liquidity(self, info: Info) -> Liquidity | None:
