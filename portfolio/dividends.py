@@ -166,7 +166,9 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
     ex-date fall as the ledger puts them). A rename carries the holding on under its new
     symbol from its ex-date, and a trade or split under the old symbol after it is the new
     one's until another company took the ticker (`Split.carries`), as the ledger's replay
-    has them. A book that sells more than it holds raises
+    has them; so is a dividend notice under either ticker: on the rename's ex-date, under
+    the new ticker too, it is owed on the shares held under the old one the night before.
+    A book that sells more than it holds raises
     InvalidInputError, as `ledger.replay` does."""
     dates: dict[str, list[date]] = {}
     held: dict[str, list[int]] = {}
@@ -205,9 +207,17 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
                 )
         record(symbol, day, now)
 
-    def shares(symbol: str, day: date) -> int:
+    def recorded(symbol: str, day: date) -> int:
         position = bisect_left(dates.get(symbol, []), day)
         return held[symbol][position - 1] if position else 0
+
+    def shares(symbol: str, day: date) -> int:
+        while symbol in renamed and renamed[symbol].carries(day):  # a notice under the old ticker: the company's
+            symbol = str(renamed[symbol].new_symbol)
+        # a rename of `day` itself: at the close before, the company's shares were under the old ticker
+        return recorded(symbol, day) + sum(
+            recorded(r.symbol, day) for r in renamed.values() if r.new_symbol == symbol and r.ex_date == day
+        )
 
     return shares
 

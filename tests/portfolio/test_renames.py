@@ -94,15 +94,28 @@ def test_a_trade_under_the_old_symbol_is_refused_from_the_ex_date_but_one_entere
         assert ledger.check_trade(request, trades, splits, Decimal("5000")).row["symbol"] == "AAA"  # before it: AAA's
 
 
-def test_the_new_symbols_dividend_is_paid_on_the_renamed_holding(client) -> None:
+@pytest.mark.parametrize(
+    ("named", "ex_date"),
+    [("ZZZ", TUESDAY), ("ZZZ", EX_DATE), ("AAA", EX_DATE), ("AAA", TUESDAY)],
+    ids=["new, after", "new, on the rename's ex-date", "old, on it", "old, after"],
+)
+def test_the_companys_dividend_is_paid_on_the_renamed_holding(client, named, ex_date) -> None:
+    """The 50 shares held under AAA the night before are owed the company's dividend under
+    either ticker: one of the rename's own ex-date named under ZZZ, and one a notice still
+    names under AAA after it, were paid nothing (the shares were looked up under the ticker
+    the notice named, at the close before, where there were none)."""
     engine, _, portfolio_id = client
     trade(client, "buy", "AAA", 50, 100, FRIDAY)
     rename(engine, "AAA", "ZZZ")
     zzz_trades(engine, 101.0, 102.0)
-    announce_action(engine, "ZZZ", "DIVIDEND", 0.5, TUESDAY, "test")
+    announce_action(engine, named, "DIVIDEND", 0.5, ex_date, "test")
     with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        before = ledger.cash_balance(conn, portfolio_id)
         paid = credit_dividends(conn, portfolio_id, TUESDAY)
-    assert [(p["symbol"], p["shares"], p["amount"]) for p in paid] == [("ZZZ", 50, "25.00")]
+    assert [(p["symbol"], p["shares"], p["amount"]) for p in paid] == [(named, 50, "25.00")]
+    with ledger.portfolio_transaction(engine, portfolio_id) as conn:
+        assert credit_dividends(conn, portfolio_id, TUESDAY) == []  # paid once
+        assert ledger.cash_balance(conn, portfolio_id) == before + Decimal("25.00")
 
 
 def test_a_kept_track_record_revalues_from_a_rename_stored_after_it_was_read(client) -> None:
