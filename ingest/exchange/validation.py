@@ -257,7 +257,11 @@ def validate_day(day: date, published: Published, known: Known) -> Verdict:
     for notice in notices:
         if notice.get("kind") == "DIVIDEND":
             _check_dividend(
-                notice, quoted.get(notice.get("symbol")), previous_close, known_symbols | set(names.listed), verdict
+                {**notice, "action_date": day},  # the ex-date: the day T0 stores it for
+                quoted.get(notice.get("symbol")),
+                previous_close,
+                known_symbols | set(names.listed),
+                verdict,
             )
     seen = _check_quotes(quotes, names, splits, previous_close, price_band, verdict)
     _check_missing(day, names.listed, seen, verdict)
@@ -450,8 +454,9 @@ def _check_dividend(
 
 def _check_payment(notice: dict, verdict: Verdict) -> None:
     """A warning where a DIVIDEND notice speaks of its payment and its date cannot be read,
-    or falls before the ex-date or more than a year after it: the service holds such a
-    dividend back from withdrawals until the notice is corrected (portfolio/dividends.py)."""
+    or falls before the ex-date (its `action_date`: `validate_day` gives the day) or more
+    than a year after it: the service holds such a dividend back from withdrawals until the
+    notice is corrected (portfolio/dividends.py)."""
     symbol, detail, ex_date = notice.get("symbol"), notice.get("detail"), notice.get("action_date")
     if not states_payment(detail):
         return

@@ -325,19 +325,18 @@ def test_a_dividend_notice_states_its_payment_date(detail: object, paid: date | 
 
 def test_a_payment_date_that_cannot_be_read_or_trusted_is_warned_of_at_t0() -> None:
     """A notice that speaks of its payment and whose date cannot be read, or falls before
-    the ex-date, is stored with a warning: the service holds the dividend back until the
-    notice is corrected (it was paid at once: withdrawable before the exchange paid it)."""
-    from ingest.exchange.validation import Verdict, _check_payment
-
-    ex = date(2026, 11, 23)
+    the ex-date (the day T0 stores it for), is stored with a warning: the service holds the
+    dividend back until the notice is corrected (it was paid at once: withdrawable before
+    the exchange paid it). Read as T0 reads the day (`validate_day`): the page's notices
+    carry no date of their own, and a payment date before the day was not warned of."""
     said = {}
-    for text in ("payment 2026-12-32", "payment 2026-11-20", "payment 2026-12-14", "interim dividend"):
-        verdict = Verdict()
-        _check_payment({"symbol": "AAA", "action_date": ex, "detail": {"text": text}}, verdict)
-        said[text] = verdict.warnings
+    for text in ("payment 2026-12-32", "payment 2026-11-19", "payment 2027-11-22", "payment 2026-12-14", "interim"):
+        notices = [{"symbol": "KCB", "kind": "DIVIDEND", "amount": 0.5, "detail": text}]
+        said[text] = _validate([_row()], notices=notices, previous={"KCB": 10.0}).warnings
     assert "no date can be read" in said["payment 2026-12-32"][0]
-    assert "is not within a year after its ex-date 2026-11-23" in said["payment 2026-11-20"][0]
-    assert said["payment 2026-12-14"] == said["interim dividend"] == []
+    assert "2026-11-19 is not within a year after its ex-date 2026-11-20" in said["payment 2026-11-19"][0]
+    assert "2027-11-22 is not within a year after its ex-date 2026-11-20" in said["payment 2027-11-22"][0]
+    assert said["payment 2026-12-14"] == said["interim"] == []
 
 
 def _page(amount_header: str, kind: str = "DIVIDEND", amount: str = "0.05") -> str:
