@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -283,6 +284,30 @@ def credit_dividends(
     owed = dividends_due(book, portfolio_id, ledger.cash_balance(conn, portfolio_id), utc_now())
     append_history(conn, tables.cash_entries, [c.entry() for c in owed])
     return [c.report() for c in owed]
+
+
+@contextmanager
+def credited_first(conn: Connection, portfolio_id: str, through: date) -> Iterator[list[CreditedDividend]]:
+    """`credit_dividends`, then the caller's use of the cash (a trade, a deposit or
+    withdrawal, a confirmation) inside the block. Where a notice corrected down or withdrawn
+    after it was credited took cash back first and the use is then refused for the cash
+    (`ledger.ShortOfCash`, `CashRejected`), the refusal names what was taken back: the
+    balance the client was shown still held it (a read credits nothing), so "would leave
+    cash at -100.00" alone did not say why. The refusal writes nothing, the taking back
+    included."""
+    credited = credit_dividends(conn, portfolio_id, through)
+    taken = [c for c in credited if Decimal(c["amount"]) < 0]
+    try:
+        yield credited
+    except (ledger.ShortOfCash, CashRejected) as error:
+        if not taken:
+            raise
+        said = "; ".join(
+            f"{-Decimal(c['amount']):,.2f} of the cash first takes back {c['symbol']}'s dividend of ex-date "
+            f"{c['ex_date']} (its notice corrected or withdrawn after it was credited)"
+            for c in taken
+        )
+        raise type(error)(f"{error.detail}: {said}", **error.context) from error
 
 
 def owed(conn: Connection, portfolio_id: str, through: date) -> Decimal:

@@ -64,6 +64,11 @@ class UnreplayableTrade(TradeRejected):
     shares it leaves unheld (`_replays`)."""
 
 
+class ShortOfCash(TradeRejected):
+    """A trade refused for the cash it would take (a buy over the cash, fees past a sale's
+    proceeds, an entry leaving the balance below zero)."""
+
+
 class CashRejected(TradeRejected):
     """A deposit or withdrawal refused (the balance it would leave); handled as a trade's
     refusal wherever one is, its detail saying what it refuses."""
@@ -720,11 +725,11 @@ def _check_cash(request: TradeRequest, gross: Decimal, fees: Decimal, cash: Deci
     """A buy may not cost more than the cash, fees included; a sell's fees may not exceed
     the cash after the sale."""
     if request.side == "BUY" and gross + fees > cash:
-        raise TradeRejected(
+        raise ShortOfCash(
             f"buying {request.quantity} {request.symbol} costs {gross + fees:,.2f} with fees; cash is {cash:,.2f}"
         )
     if request.side == "SELL" and fees > cash + gross:
-        raise TradeRejected(f"the fees of {fees:,.2f} exceed the cash after the sale")
+        raise ShortOfCash(f"the fees of {fees:,.2f} exceed the cash after the sale")
 
 
 def _trade_row(request: TradeRequest, price: Decimal, fees: Decimal) -> NewTradeRow:
@@ -845,7 +850,7 @@ def cash_entry(
         raise InvalidInputError("a cash amount must be a finite number")
     amount = to_cents(amount)
     if balance + amount < 0:
-        refused = CashRejected if kind in ("DEPOSIT", "WITHDRAWAL") else TradeRejected
+        refused = CashRejected if kind in ("DEPOSIT", "WITHDRAWAL") else ShortOfCash
         raise refused(f"a {kind.lower()} of {amount:,.2f} would leave cash at {balance + amount:,.2f}")
     return {
         "entry_id": entry_id,

@@ -761,23 +761,21 @@ def _execute(
     within_band(conn, settings, symbol, suggestion.trading_date, price, LIMIT)
     fees = _fees(settings, suggestion)
     through = min(suggestion.trading_date, calendar.session_of(now))
-    dividends.credit_dividends(conn, portfolio_id, through)  # a buy may spend them, not a reversal
-    recorded = ledger.record_trade(
-        conn,
-        TradeRequest(
-            portfolio_id=portfolio_id,
-            trading_date=suggestion.trading_date,
-            executed_at=now,
-            symbol=symbol,
-            side=suggestion.side,
-            quantity=quantity,
-            price=price,
-            fees=fees,
-            origin="SUGGESTION",
-            rationale={"suggestion_id": suggestion.suggestion_id, **suggestion.reason},
-            trade_id=f"T-{suggestion.suggestion_id}",
-        ),
+    request = TradeRequest(
+        portfolio_id=portfolio_id,
+        trading_date=suggestion.trading_date,
+        executed_at=now,
+        symbol=symbol,
+        side=suggestion.side,
+        quantity=quantity,
+        price=price,
+        fees=fees,
+        origin="SUGGESTION",
+        rationale={"suggestion_id": suggestion.suggestion_id, **suggestion.reason},
+        trade_id=f"T-{suggestion.suggestion_id}",
     )
+    with dividends.credited_first(conn, portfolio_id, through):  # a buy may spend them, not a reversal
+        recorded = ledger.record_trade(conn, request)
     return recorded["trade_id"]
 
 

@@ -235,11 +235,11 @@ def move_cash(
             replay = _stored_response(conn, scope, idempotency_key, request_hash)
             if replay is not None:
                 return answered(Decimal(replay["balance"]), respond)
-        dividends.credit_dividends(conn, portfolio_id, exchange_date(moment))  # a withdrawal may spend them
-        if value < 0:  # but not before they are paid
-            dividends.check_withdrawal(conn, portfolio_id, -value, exchange_date(moment))
-        kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
-        balance = ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
+        with dividends.credited_first(conn, portfolio_id, exchange_date(moment)):  # a withdrawal may spend them
+            if value < 0:  # but not before they are paid
+                dividends.check_withdrawal(conn, portfolio_id, -value, exchange_date(moment))
+            kind = "DEPOSIT" if value > 0 else "WITHDRAWAL"
+            balance = ledger.record_cash(conn, portfolio_id, f"C-{uuid.uuid4().hex}", value, kind, moment, note)
         if idempotency_key is not None:
             _remember(conn, scope, idempotency_key, request_hash, {"balance": str(balance)})
         return answered(balance, respond)
@@ -278,8 +278,8 @@ def place_manual_trade(
                 return answered(PlacedTrade.from_json(replay, replayed=True), respond)
         placed_order = PortfolioOrder(portfolio_id, order, moment, idempotency_key)
         request = _checked_request(conn, settings, calendar, placed_order)
-        dividends.credit_dividends(conn, portfolio_id, request.trading_date)  # a buy may spend them
-        placed = PlacedTrade.from_recorded(ledger.record_trade(conn, request))
+        with dividends.credited_first(conn, portfolio_id, request.trading_date):  # a buy may spend them
+            placed = PlacedTrade.from_recorded(ledger.record_trade(conn, request))
         if idempotency_key is not None:
             response = {k: v for k, v in placed.to_json().items() if k != "replayed"}
             _remember(conn, f"trade:{portfolio_id}", idempotency_key, request_hash, response)

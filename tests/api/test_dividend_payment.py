@@ -163,3 +163,28 @@ def test_a_dividend_credited_before_its_ex_date_is_a_receivable_until_paid(api: 
         "dividends not yet paid: 2,000.00 of MID (ex-date 2026-11-23) paid on 2026-12-15",
         f"at most {everything - 2000:,.2f}",
     )
+
+
+def test_a_refusal_names_the_dividend_a_cancelled_notice_took_back_first(api: Api) -> None:
+    """The 150.00 was paid and withdrawn, then the exchange cancelled the notice: the next
+    use of the cash takes it back first. The client is shown 100.00 after a deposit and
+    withdraws it: the refusal said only "would leave cash at -100.00"; it names the dividend
+    taken back and writes nothing (the summary still shows the 100.00)."""
+    rest = _holder_of_liq(api, "interim dividend")
+    api.clock.moment = WEDNESDAY
+    everything = rest + Decimal("150.00")
+    taken = api.acme("POST", "/api/portfolio/cash", json={"amount": f"-{everything}"})
+    assert taken.status_code == 201 and taken.json()["balance"] == "0.00", taken.text
+    announce_action(api.world.engine, "LIQ", "DIVIDEND", 0.0, EX_DATE, "interim dividend cancelled")
+    deposited = api.acme("POST", "/api/portfolio/cash", json={"amount": "100"})
+    assert deposited.status_code == 201 and deposited.json()["balance"] == "100.00", deposited.text
+    assert _summary(api)["cash"] == "100.00"
+    said = "100.00 of the cash first takes back LIQ's dividend of ex-date 2026-11-24 (its notice corrected"
+    assert_problem(
+        api.acme("POST", "/api/portfolio/cash", json={"amount": "-100"}), 422, "would leave cash at -100.00", said
+    )
+    refused = data(api, WITHDRAW % "-100", api.world.acme_key)["moveCash"]
+    assert refused["__typename"] == "InvalidInput" and said in refused["message"], refused
+    buy = {"side": "BUY", "symbol": "LIQ", "quantity": 1, "price": "52.05"}
+    assert_problem(api.acme("POST", "/api/portfolio/trade", json=buy), 422, said)
+    assert _summary(api)["cash"] == "100.00" and len(_dividend_entries(api)) == 1  # nothing written
