@@ -8,7 +8,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import asdict, astuple, dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Connection, func, select
 
@@ -19,8 +19,11 @@ from models import macro_model
 from pipeline.stage import Stage, StageContext, StageOutcome
 from store import tables
 from store.history import AppendResult, append_history, current_rows
+from views import macro as macro_views
 
 BACKFILL_WEEKS = 26
+REVISED = ("NIR", "GDP")  # the notebook's revisions: a monthly series (revised monthly) and a quarterly one
+REVISED_PERIODS = 16  # periods of each shown
 log = logging.getLogger(__name__)
 
 
@@ -45,6 +48,7 @@ def run_macro(ctx: StageContext) -> StageOutcome:
         written = append_history(conn, tables.macro_parameters, [asdict(p) for p in computed])
         this_week = [r for r in computed if r.week_start == week]
         panel = macro_model.panel({day: known.of(day) for day in weeks[-13:]})
+        revisions, history = _revisions(conn, ctx.trading_date), _parameter_weeks(conn, ctx.trading_date)
     return StageOutcome(
         summary={
             "week_start": week.isoformat(),
@@ -62,8 +66,59 @@ def run_macro(ctx: StageContext) -> StageOutcome:
             "panel": [{"week_start": w.isoformat(), **row} for w, row in panel.to_dict("index").items()],
             "changed": [asdict(c) for c in changed],
             "unlisted": [asdict(k) for k in unlisted],
+            "revisions": revisions,
+            "weekly": history,
         },
     )
+
+
+class Revision(TypedDict):
+    """A row of T3's `revisions` table."""
+
+    indicator_code: str
+    period: str
+    first: float
+    latest: float
+    revision: float
+
+
+class ParameterWeek(TypedDict):
+    """A row of T3's `weekly` table: a parameter's stored value for a week."""
+
+    week_start: str  # ISO 8601
+    parameter: str
+    value: float
+
+
+def _revisions(conn: Connection, on: date) -> list[Revision]:
+    """The notebook's revisions: each of the last REVISED_PERIODS periods of the REVISED
+    indicators, its first release against the latest known on the run date
+    (`views.macro.releases(..., as_of=on)`): an old week's run shows no release after it.
+    Read in the stage's transaction, so a preview shows the releases it has just read."""
+    rows: list[Revision] = []
+    for code in REVISED:
+        first_latest: dict[str, tuple[float, float]] = {}
+        for release in macro_views.releases(conn, code, as_of=on):  # by period, then release date
+            first = first_latest.get(release["period"], (release["value"], 0.0))[0]
+            first_latest[release["period"]] = (first, release["value"])
+        for period, (first, latest) in list(first_latest.items())[-REVISED_PERIODS:]:
+            rows.append(
+                Revision(indicator_code=code, period=period, first=first, latest=latest, revision=latest - first)
+            )
+    return rows
+
+
+def _parameter_weeks(conn: Connection, on: date) -> list[ParameterWeek]:
+    """The notebook's parameters week by week: the stored weeks up to the run date (weeks
+    computed ahead are not this run's), the last BACKFILL_WEEKS of them, this run's own
+    included (read in its transaction, so a preview shows the weeks it computed)."""
+    stored = [r for r in current_rows(conn, tables.macro_parameters) if r["week_start"] <= on]
+    kept = set(sorted({r["week_start"] for r in stored})[-BACKFILL_WEEKS:])
+    return [
+        ParameterWeek(week_start=r["week_start"].isoformat(), parameter=r["parameter"], value=r["value"])
+        for r in sorted(stored, key=lambda r: (r["week_start"], r["parameter"]))
+        if r["week_start"] in kept
+    ]
 
 
 class _Vintages:

@@ -379,3 +379,87 @@ def spreads_by_board_table(result):  # noqa: ANN001, ANN201
     table = prices.groupby("board")["spread_pct"].describe().rename(columns={"count": "quotes"}).reset_index()
     pct = lambda v: fmt_pct(v, 2, fraction=False)  # noqa: E731
     return styled(table, {"quotes": fmt_count, **{c: pct for c in ("mean", "std", "min", "25%", "50%", "75%", "max")}})
+
+
+# --- T3 macro -------------------------------------------------------------------------------
+
+
+def _suptitle(fig, text: str) -> None:  # noqa: ANN001
+    fig.suptitle(text, fontsize=11, color=PALETTE["navy"], x=0.01, ha="left")
+
+
+def _lines(frame, title: str, missing: str = ""):  # noqa: ANN001, ANN202
+    """One small chart per column of `frame` (dates down its index), three to a row, under
+    `title`; `missing` names what is not drawn."""
+    import pandas as pd
+
+    rows = -(-len(frame.columns) // 3)
+    fig, axes = figure(12, 2.4 * rows + 0.6, ncols=3, nrows=rows)
+    when = pd.to_datetime(frame.index)
+    for ax, column in zip(axes, frame.columns):
+        ax.plot(when, frame[column], marker=".", color=PALETTE["navy"], linewidth=1)
+        titled(ax, str(column))
+        ax.tick_params(axis="x", rotation=45)
+    for ax in list(axes)[len(frame.columns) :]:
+        ax.set_visible(False)
+    _suptitle(fig, f"{title}; {missing}" if missing else title)
+    fig.tight_layout()
+    return fig
+
+
+def macro_panel(result):  # noqa: ANN001, ANN201
+    """Each indicator of the weekly panel as known before each of the last 13 Mondays; an
+    indicator not out before any of them (the sources' first weeks) is named, not drawn."""
+    import pandas as pd
+
+    frame = result.frame("panel")
+    if frame.empty:
+        return _nothing(result, "weekly panel")
+    panel = frame.set_index("week_start").apply(pd.to_numeric, errors="coerce")
+    known = panel.dropna(axis=1, how="all")
+    absent = [str(c) for c in panel.columns if c not in known]
+    if known.empty:
+        return markdown(f"No indicator of the weekly panel was known before any of the last {len(panel)} Mondays.")
+    said = f"not known before any of the last {len(panel)} Mondays: {', '.join(absent)}" if absent else ""
+    return _lines(known, f"Each indicator as known before each Monday, {panel.index[0]} to {panel.index[-1]}", said)
+
+
+def revisions_table(result, periods: int = 6):  # noqa: ANN001, ANN201
+    """The last `periods` periods of each revised indicator: first release, latest known on
+    the run date, and the revision."""
+    frame = result.frame("revisions")
+    if frame.empty:
+        return markdown(f"No NIR or GDP release was known by {result.trading_date}.")
+    shown = frame.groupby("indicator_code", sort=False).tail(periods)
+    return styled(shown, {c: fmt_number for c in ("first", "latest", "revision")})
+
+
+def revisions(result):  # noqa: ANN001, ANN201
+    """First release against the latest known, per period, for each revised indicator; one
+    with no release known by the run date says so in its place."""
+    frame = result.frame("revisions")
+    if frame.empty:
+        return markdown(f"No NIR or GDP release was known by {result.trading_date}.")
+    fig, axes = figure(12, 3.5, ncols=2)
+    for ax, code in zip(axes, ("NIR", "GDP")):
+        recent = frame[frame["indicator_code"] == code]
+        if recent.empty:
+            ax.set_axis_off()
+            titled(ax, f"No {code} release was known by {result.trading_date}.")
+            continue
+        for column, colour in (("first", PALETTE["grey"]), ("latest", PALETTE["navy"])):
+            ax.plot(recent["period"], recent[column], marker="o", color=colour, label=column)
+        ax.legend(fontsize=8, frameon=False)
+        titled(ax, f"{code}: first release vs latest")
+        ax.tick_params(axis="x", rotation=45)
+    fig.tight_layout()
+    return fig
+
+
+def parameter_weeks(result):  # noqa: ANN001, ANN201
+    """The macro parameters week by week, up to the run date."""
+    frame = result.frame("weekly")
+    if frame.empty:
+        return markdown(f"No week up to {result.trading_date} has a macro parameter yet.")
+    weekly = frame.pivot_table(index="week_start", columns="parameter", values="value")
+    return _lines(weekly, f"{len(weekly)} weeks, {weekly.index[0]} to {weekly.index[-1]}")

@@ -150,13 +150,48 @@ def test_the_t3_notebook_of_an_old_monday_shows_nothing_from_after_it(settings: 
         for cell in nbformat.read(output, as_version=4).cells
         if cell.cell_type == "code"
     }
-    revisions = next(text for source, text in shown.items() if "macro_views.releases" in source)
+    revisions = next(text for source, text in shown.items() if "revisions_table" in source)
     months = re.findall(r"20[0-9]{2}-(?:0[1-9]|1[0-2])(?![0-9-])", revisions)
     quarters = re.findall(r"20[0-9]{2}-Q[1-4]", revisions)
     assert months and quarters
     assert max(months) <= "2026-05" and max(quarters) <= "2026-Q1"  # nothing of a period not out by June 1
-    weekly = next(text for source, text in shown.items() if "macro_parameters" in source)
+    weekly = next(text for source, text in shown.items() if "parameter_weeks" in source)
     assert "26 weeks, 2025-12-08 to 2026-06-01" in weekly
+
+
+def _shown_text(output: Path) -> str:
+    """What an executed notebook shows a reader: its outputs' text, an error's included."""
+    return json.dumps([c.get("outputs", []) for c in nbformat.read(output, as_version=4).cells])
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_t3_notebook_of_the_sources_first_weeks_says_what_it_cannot_draw(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """2015-04-20, the first week all three sources publish: most indicators of the weekly
+    panel are not out yet, no GDP quarter is, no week has a parameter. The stage stores the
+    releases; its notebook, previewed and then run, must end too, saying in words what is
+    not there (its panel plot raised on the indicators not out yet after the stage had
+    stored the week, so the task failed and alerted on every retry; the revisions chart and
+    the weeks' parameters raised on the missing GDP and the empty weeks, the preview as well)."""
+    import papermill
+
+    day = "2015-04-20"
+    preview = tmp_path / "t3-preview.ipynb"
+    papermill.execute_notebook(
+        str(PROJECT_ROOT / "notebooks" / "t3_macro.ipynb"),
+        str(preview),
+        parameters={"run_date": day},
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(PROJECT_ROOT / "notebooks"),
+    )
+    output = run_stage_notebook("t3_macro", day, settings=settings)
+    for shown in (_shown_text(preview), _shown_text(output)):
+        assert "Traceback" not in shown and '"output_type": "error"' not in shown
+        assert "not known before any of the last 13 Mondays: " in shown  # the panel names what it leaves out
+        assert "No GDP release was known by 2015-04-20." in shown
+        assert "No week up to 2015-04-20 has a macro parameter yet." in shown
 
 
 def _printed_by_a_fresh_process(probe: str) -> str:
