@@ -215,9 +215,9 @@ class MarketReads:
         """The validation record as the performance read counts it."""
         return validation_record(conn)
 
-    def monitor_state(self, conn: Connection) -> MonitorState:
-        """The model monitor's latest day: the overall state and each check's."""
-        return monitor_state(conn)
+    def monitor_state(self, conn: Connection, as_of: date | None = None) -> MonitorState:
+        """The model monitor's latest day (on or before `as_of`): the overall state and each check's."""
+        return monitor_state(conn, as_of)
 
     def analysis(self, conn: Connection, day: date | None = None) -> StoredAnalysis:
         """The day's written analysis (the latest analysed day without `day`) and its notifications;

@@ -54,7 +54,7 @@ def run_health(ctx: StageContext) -> StageOutcome:
         written = append_history(conn, tables.health_checks, [{"trading_date": day, **c} for c in checks])
     failed = [c["check_name"] for c in checks if not c["ok"]]
     with ctx.engine.connect() as conn:
-        model = ctx.desk.monitor_state(conn)
+        model = ctx.desk.monitor_state(conn, as_of=day)  # of the day checked: a re-run shows nothing later
     return StageOutcome(
         alarm=_alarm(checks, day) if failed else None,
         summary={

@@ -180,16 +180,19 @@ MEASURES = {  # by check kind; {window_days} is the check's window, from its fig
 }
 
 
-def monitor_state(conn: Connection) -> MonitorState:
+def monitor_state(conn: Connection, as_of: date | None = None) -> MonitorState:
     """The model monitor's latest day (T1's `t1_monitor`, docs/monitoring.md): the overall
     state (the worst check's) and each check's state, figure, thresholds and since, with
     what the figure measures (`measure`), which way its thresholds run (`worse_when`:
     `above` when a higher figure is worse, `below` when a lower one is, from the check's
     kind, models/monitor.py `worse_when`)
-    and a `note` that reads the check in words (or says why its figure is missing)."""
+    and a `note` that reads the check in words (or says why its figure is missing).
+    With `as_of`, its latest day on or before that day and the predicted days up to it (the
+    health stage re-run for an old day quotes the monitor of its time, not a later ALERT)."""
     m = tables.monitor_checks.c
-    day = conn.execute(select(func.max(m.trading_date))).scalar()
-    behind = _unmonitored(conn, day)
+    up_to = [] if as_of is None else [m.trading_date <= as_of]
+    day = conn.execute(select(func.max(m.trading_date)).where(*up_to)).scalar()
+    behind = _unmonitored(conn, day, as_of)
     if day is None:
         return {
             "state": None,
@@ -214,18 +217,19 @@ def monitor_state(conn: Connection) -> MonitorState:
     }
 
 
-def _unmonitored(conn: Connection, day: date | None) -> dict:
-    """`latest_predicted` (the latest trading day with stored predictions) and
+def _unmonitored(conn: Connection, day: date | None, as_of: date | None = None) -> dict:
+    """`latest_predicted` (the latest trading day with stored predictions, up to `as_of`) and
     `unmonitored_days` (the days with predictions after the monitor's latest day, `day`;
     every predicted day when it never ran): a state the monitor last wrote weeks ago is that
     old, not today's."""
     p = tables.predictions.c
-    where = [] if day is None else [p.trading_date > day]
+    up_to = [] if as_of is None else [p.trading_date <= as_of]
+    where = up_to if day is None else [*up_to, p.trading_date > day]
     count, latest = conn.execute(
         select(func.count(func.distinct(p.trading_date)), func.max(p.trading_date)).where(*where)
     ).one()
     if latest is None and day is not None:
-        latest = conn.execute(select(func.max(p.trading_date))).scalar()
+        latest = conn.execute(select(func.max(p.trading_date)).where(*up_to)).scalar()
     return {"latest_predicted": latest, "unmonitored_days": int(count)}
 
 

@@ -281,3 +281,22 @@ def test_the_cli_prints_a_checks_lines_to_its_figures_decimals() -> None:
     (line,) = monitor_lines(state)[1:]
     figure, watch = re.search(r"psi_excess (\S+) \(worse above: watch ([^,]+),", line).groups()
     assert float(figure) >= float(watch), line
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_health_of_an_old_day_shows_the_monitor_as_it_stood_then(settings: Settings) -> None:
+    """The monitor checked 2026-11-20 (OK) and, later, 2026-11-24 (ALERT). The health stage
+    re-run for 2026-11-20, as its notebook shows it, quotes the monitor of that day, not the
+    ALERT of a day after it (nor the later predictions as "not monitored")."""
+    from pipeline.runner import run_stage
+
+    later = DAY + timedelta(days=4)
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(conn, tables.predictions, [_predicted(DAY), _predicted(later)])
+        append_history(conn, tables.monitor_checks, _checks(DAY) + _checks(later, "ALERT"))
+    summary = run_stage("health", DAY, settings=settings, write=False).summary
+    shown = {k: summary[k] for k in ("model_monitor", "model_monitor_date", "model_monitor_alerts")}
+    assert shown == {"model_monitor": "OK", "model_monitor_date": "2026-11-20", "model_monitor_alerts": []}
+    assert (summary["model_monitor_unmonitored_days"], summary["model_monitor_latest_predicted"]) == (0, "2026-11-20")
+    assert run_stage("health", later, settings=settings, write=False).summary["model_monitor"] == "ALERT"
