@@ -146,7 +146,8 @@ class TemplateWriter:
                 f"{earlier['value'] * 100:.1f}% against {earlier['base_rate'] * 100:.1f}% on "
                 f"{earlier['sample_size']} predictions"
             )
-        return f"{moves} Model {model['model_id']}{trained}: {record}; layer 1 {model['layer1_backend']}."
+        layer1 = model["layer1_backend"] or "not recorded for this model"  # the bootstrap's walk-forward models
+        return f"{moves} Model {model['model_id']}{trained}: {record}; layer 1 {layer1}."
 
 
 class ChatWriter:

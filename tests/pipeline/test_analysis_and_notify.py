@@ -497,3 +497,14 @@ def test_the_days_news_is_what_came_after_the_last_close_and_by_this_one(seeded:
         "LIQ names a chairman before the close",
         "LIQ wins a licence after Thursday's close",
     ]
+
+
+def test_a_model_with_no_recorded_layer_1_reads_in_words(seeded: Settings) -> None:
+    """The world's model, like the walk-forward models the bootstrap records for the
+    validation record, has no layer-1 backend recorded: the analysis (stored, sent, served
+    and shown in the notebook) says so, not "layer 1 None"."""
+    run_stage("t1_analysis", DAY, settings=seeded)
+    (analysis,) = stored(seeded, tables.analyses)
+    assert analysis["facts"]["model"]["layer1_backend"] is None
+    assert "None" not in analysis["body"]
+    assert analysis["body"].endswith("; layer 1 not recorded for this model.")
