@@ -80,6 +80,22 @@ def _ingest(settings: Settings, feeds: list[str]):
         return ingest_text(service_engine(settings), settings, DAY, client, http)
 
 
+def _stamped(settings: Settings, site: tuple[Files, str], stamps: dict[str, str]) -> tuple[dict, set, dict]:
+    """A feed of one item per stamp ("KCB <name>", published as the stamp writes it)
+    ingested: `_stored_and_counted`."""
+    files, url = site
+    files.pages["/feed"] = _feed(
+        *(
+            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
+                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
+            )
+            for name, stamp in stamps.items()
+        )
+    )
+    _ingest(settings, [f"{url}/feed"])
+    return _stored_and_counted(settings)
+
+
 def _stored_and_counted(settings: Settings) -> tuple[dict, set, dict]:
     """The stored news by title (its `published_at`), the ids the day's sentiment window
     counts once the new documents are scored, and the stored ids by title."""
@@ -399,7 +415,6 @@ def test_a_stamp_in_am_pm_or_an_unknown_zone_never_counts_before_the_close_it_ma
 ) -> None:
     """feedparser drops AM/PM (4:30 PM was 04:30) and reads a zone name it does not know as
     UTC: both put after-close news into that day's composite."""
-    files, url = site
     stamps = {
         "pm": "Fri, 20 Nov 2026 04:30 PM -0500",
         "pm-named-zone": "Fri, 20 Nov 2026 04:30 PM EST",
@@ -407,16 +422,7 @@ def test_a_stamp_in_am_pm_or_an_unknown_zone_never_counts_before_the_close_it_ma
         "cot": "Fri, 20 Nov 2026 16:30:00 COT",
         "local": "2026-11-20 16:30 local",
     }
-    files.pages["/feed"] = _feed(
-        *(
-            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
-                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
-            )
-            for name, stamp in stamps.items()
-        )
-    )
-    _ingest(settings, [f"{url}/feed"])
-    stored, counted, ids = _stored_and_counted(settings)
+    stored, counted, ids = _stamped(settings, site, stamps)
     assert stored == {
         "KCB pm": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
         "KCB pm-named-zone": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
@@ -1108,7 +1114,6 @@ def test_a_date_written_in_digits_is_read_as_written_or_not_at_all(settings: Set
     """feedparser's ISO 8601 reader took any digits for a date: 2026/11/20 was 1 December,
     20-11-2026 was 20 November 2020, a Unix time was 1796, so a story of the day counted in
     a composite eleven days on (or in none). A date is read as written, or the item is undated."""
-    files, url = site
     stamps = {
         "year-first": "2026/11/20 14:00",
         "year-first-dots": "2026.11.20",
@@ -1119,16 +1124,7 @@ def test_a_date_written_in_digits_is_read_as_written_or_not_at_all(settings: Set
         "unix-time": "1795190400",
         "year-month": "2026-11",  # 1 November was earlier than the stamp allows
     }
-    files.pages["/feed"] = _feed(
-        *(
-            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
-                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
-            )
-            for name, stamp in stamps.items()
-        )
-    )
-    _ingest(settings, [f"{url}/feed"])
-    stored, _, _ = _stored_and_counted(settings)
+    stored, _, _ = _stamped(settings, site, stamps)
     at_two = datetime(2026, 11, 20, 19, 0, tzinfo=UTC)
     assert stored == {
         "KCB year-first": at_two,
@@ -1169,7 +1165,6 @@ def test_a_disclosure_is_tagged_with_the_names_its_feed_item_gives(settings: Set
 def test_a_date_with_its_month_named_first_is_read(settings: Settings, site: tuple[Files, str]) -> None:
     """feedparser reads no "Nov 20, 2026 4:30 PM" nor "20-Nov-2026": such an item was undated,
     and served as published when it was stored."""
-    files, url = site
     stamps = {
         "us": "Nov 20, 2026 4:30 PM",
         "long": "Friday, November 20, 2026 - 14:00",
@@ -1177,16 +1172,7 @@ def test_a_date_with_its_month_named_first_is_read(settings: Settings, site: tup
         "offset-after-zone": "Nov 20, 2026 14:00 GMT-5",  # GMT then -5: not read as GMT
         "no-month": "Novel 20, 2026",
     }
-    files.pages["/feed"] = _feed(
-        *(
-            _item(f"KCB {name}", f"{url}/n/{name}", description="Profit rose.").replace(
-                "Fri, 20 Nov 2026 14:00:00 -0500", stamp
-            )
-            for name, stamp in stamps.items()
-        )
-    )
-    _ingest(settings, [f"{url}/feed"])
-    stored, _, _ = _stored_and_counted(settings)
+    stored, _, _ = _stamped(settings, site, stamps)
     assert stored == {
         "KCB us": datetime(2026, 11, 20, 21, 30, tzinfo=UTC),
         "KCB long": datetime(2026, 11, 20, 19, 0, tzinfo=UTC),

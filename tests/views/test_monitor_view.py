@@ -207,6 +207,25 @@ def test_a_figure_just_past_its_line_reads_past_it_in_the_reports(settings: Sett
         assert float(figure) <= float(watch) and float(alert) <= float(watch), (kind, figure, watch, alert)
 
 
+def _one_alert(settings: Settings, name: str, lines: tuple[float, float, float], figures: dict) -> dict:
+    """The monitor's state after one input-drift check `name` in ALERT since two days before
+    DAY (`lines`: its figure, watch and alert thresholds; `figures` as the monitor stores them)."""
+    figure, watch, alert = lines
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(
+            conn,
+            tables.monitor_checks,
+            [
+                {"trading_date": DAY, "check_name": name, "kind": "input_drift", "level": "ALERT"}
+                | {"state": "ALERT", "figure": figure, "watch_threshold": watch, "alert_threshold": alert}
+                | {"since": DAY - timedelta(days=2), "figures": figures},
+            ],
+        )
+    with engine.connect() as conn:
+        return monitor_state(conn)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_market_wide_alert_says_the_days_value_against_the_records_days(settings: Settings) -> None:
     """A market-wide check's figure is a tail share: "0.0000 (worse below: watch 0.05, alert
@@ -214,20 +233,8 @@ def test_a_market_wide_alert_says_the_days_value_against_the_records_days(settin
     where the record's days ran 45% to 78%; breadth far up or far down). The API's note, the
     CLI's line and the reports' panel now give the day's value beside the record's range."""
     figures = {"market_wide": True, "value": 0.12, "reference_days": 250, "reference_range": [0.45, 0.78]}
-    engine = service_engine(settings)
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.monitor_checks,
-            [
-                {"trading_date": DAY, "check_name": "activity:traded_share", "kind": "input_drift", "level": "ALERT"}
-                | {"state": "ALERT", "figure": 0.0, "watch_threshold": 0.05, "alert_threshold": 0.01}
-                | {"since": DAY - timedelta(days=2), "figures": figures},
-            ],
-        )
+    state = _one_alert(settings, "activity:traded_share", (0.0, 0.05, 0.01), figures)
     said = "the day's value 0.12, the validation record's 250 days 0.45 to 0.78"
-    with engine.connect() as conn:
-        state = monitor_state(conn)
     (check,) = state["checks"]
     assert check["note"] == f"0: WATCH below 0.05, ALERT below 0.01; level ALERT, state ALERT; {said}"
     (line,) = [line for line in monitor_lines(state) if "activity:traded_share" in line]
@@ -246,20 +253,8 @@ def test_an_input_drift_says_which_window_moved_and_which_way(settings: Settings
     windows = {"5": {"psi": 0.8123, "level": "ALERT"}, "20": {"psi": 0.31, "level": "WATCH"}}
     figures = {"market_wide": False, "window_days": 5, "windows": windows}
     figures |= {"current_mean": 62.14, "reference_mean": 50.3, "stuck": False}
-    engine = service_engine(settings)
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.monitor_checks,
-            [
-                {"trading_date": DAY, "check_name": "input:rsi_14", "kind": "input_drift", "level": "ALERT"}
-                | {"state": "ALERT", "figure": 0.8123, "watch_threshold": 0.24, "alert_threshold": 0.78}
-                | {"since": DAY - timedelta(days=2), "figures": figures},
-            ],
-        )
+    state = _one_alert(settings, "input:rsi_14", (0.8123, 0.24, 0.78), figures)
     said = "the 5-day window's PSI; the 20 days' mean 62.14, the validation record's 50.3"
-    with engine.connect() as conn:
-        state = monitor_state(conn)
     (check,) = state["checks"]
     assert check["note"].endswith(f"level ALERT, state ALERT; {said}")
     (line,) = [line for line in monitor_lines(state) if "input:rsi_14" in line]
