@@ -150,6 +150,33 @@ STUCK = (
 )
 
 
+def _check(name: str, level: str, lines: tuple[float, float, float], since: date, figures: dict, kind: str) -> dict:
+    """A `monitor_checks` row of DAY: `name` at `level` (its state too) since `since`,
+    `lines` its figure, watch and alert thresholds."""
+    figure, watch, alert = lines
+    return {"trading_date": DAY, "check_name": name, "kind": kind, "level": level, "state": level} | {
+        "figure": figure,
+        "watch_threshold": watch,
+        "alert_threshold": alert,
+        "since": since,
+        "figures": figures,
+    }
+
+
+def _stored(settings: Settings, *checks: dict) -> dict:
+    """The monitor's state once `checks` are stored."""
+    engine = service_engine(settings)
+    with engine.begin() as conn:
+        append_history(conn, tables.monitor_checks, list(checks))
+    with engine.connect() as conn:
+        return monitor_state(conn)
+
+
+def _one_alert(settings: Settings, name: str, lines: tuple[float, float, float], figures: dict) -> dict:
+    """The monitor's state after one input-drift check `name` in ALERT since two days before DAY."""
+    return _stored(settings, _check(name, "ALERT", lines, DAY - timedelta(days=2), figures, "input_drift"))
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_feed_alert_says_why_where_its_figure_reads_stable(settings: Settings) -> None:
     """A stuck feed is ALERT with a PSI far below its ALERT line (models/monitor.py
@@ -158,22 +185,9 @@ def test_a_feed_alert_says_why_where_its_figure_reads_stable(settings: Settings)
     ALERT, and never what moved; each now carries the check's note. A check whose note is
     only its reading in words adds nothing to the line."""
     stuck = {"window_days": 20, "stuck": True, "note": STUCK}
-    engine = service_engine(settings)
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.monitor_checks,
-            [
-                {"trading_date": DAY, "check_name": "input:layer1_p_up", "kind": "input_drift", "level": "ALERT"}
-                | {"state": "ALERT", "figure": 0.0123, "watch_threshold": 0.1, "alert_threshold": 0.25}
-                | {"since": DAY - timedelta(days=2), "figures": stuck},
-                {"trading_date": DAY, "check_name": "input:rsi_14", "kind": "input_drift", "level": "WATCH"}
-                | {"state": "WATCH", "figure": 0.21, "watch_threshold": 0.2, "alert_threshold": 0.35}
-                | {"since": DAY, "figures": {"window_days": 20}},
-            ],
-        )
-    with engine.connect() as conn:
-        lines = monitor_lines(monitor_state(conn))
+    alert = _check("input:layer1_p_up", "ALERT", (0.0123, 0.1, 0.25), DAY - timedelta(days=2), stuck, "input_drift")
+    watch = _check("input:rsi_14", "WATCH", (0.21, 0.2, 0.35), DAY, {"window_days": 20}, "input_drift")
+    lines = monitor_lines(_stored(settings, alert, watch))
     (layer1,) = [line for line in lines if "input:layer1_p_up" in line]
     assert layer1.endswith(f"since 2026-11-18  {STUCK}"), layer1
     (rsi,) = [line for line in lines if "input:rsi_14" in line]
@@ -190,40 +204,12 @@ def test_a_figure_just_past_its_line_reads_past_it_in_the_reports(settings: Sett
     accuracy of 0.5124 WATCH below 0.51245 read "0.5124 ... below 0.512 / 0.490", a figure
     on the safe side of its own line. Both now print to the figure's decimals, so rounding
     can make them level, never swap them."""
-    engine = service_engine(settings)
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.monitor_checks,
-            [
-                {"trading_date": DAY, "check_name": "live_accuracy", "kind": "live_accuracy", "level": "WATCH"}
-                | {"state": "WATCH", "figure": 0.5124, "watch_threshold": 0.51245, "alert_threshold": 0.49}
-                | {"since": DAY, "figures": {"validation_chunks": 12, "live_outcomes": 300}},
-            ],
-        )
+    figures = {"validation_chunks": 12, "live_outcomes": 300}
+    _stored(settings, _check("live_accuracy", "WATCH", (0.5124, 0.51245, 0.49), DAY, figures, "live_accuracy"))
     for kind in KINDS:
         shown = _report_text(settings, kind)
         (figure, watch, alert) = re.search(r"live_accuracy WATCH (\S+) below (\S+) / (\S+) ", shown).groups()
         assert float(figure) <= float(watch) and float(alert) <= float(watch), (kind, figure, watch, alert)
-
-
-def _one_alert(settings: Settings, name: str, lines: tuple[float, float, float], figures: dict) -> dict:
-    """The monitor's state after one input-drift check `name` in ALERT since two days before
-    DAY (`lines`: its figure, watch and alert thresholds; `figures` as the monitor stores them)."""
-    figure, watch, alert = lines
-    engine = service_engine(settings)
-    with engine.begin() as conn:
-        append_history(
-            conn,
-            tables.monitor_checks,
-            [
-                {"trading_date": DAY, "check_name": name, "kind": "input_drift", "level": "ALERT"}
-                | {"state": "ALERT", "figure": figure, "watch_threshold": watch, "alert_threshold": alert}
-                | {"since": DAY - timedelta(days=2), "figures": figures},
-            ],
-        )
-    with engine.connect() as conn:
-        return monitor_state(conn)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
