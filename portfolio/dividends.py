@@ -160,6 +160,25 @@ def last_statement_sync(conn: Connection, portfolio_id: str) -> date | None:
     return max(dates, default=None)
 
 
+def _carried(renamed: Mapping[str, Split], symbol: str, day: date) -> str:
+    """The ticker `symbol`'s company is held under on `day`: through each rename until
+    another company took the ticker (`Split.carries`)."""
+    while symbol in renamed and renamed[symbol].carries(day):
+        symbol = str(renamed[symbol].new_symbol)
+    return symbol
+
+
+def _after(kind: str, item: Split | LedgerRow, symbol: str, now: int) -> int:
+    """The shares of `symbol` after a split (`kind` "split") or a trade of `now` held;
+    InvalidInputError for a sale past the holding, as the ledger refuses it (not paid on a guess)."""
+    if kind == "split":
+        return ledger.split_quantity(now, item.factor)
+    after = now + int(item["quantity"]) * (1 if item["side"] == "BUY" else -1)
+    if after < 0:
+        raise InvalidInputError(f"ledger of {item['portfolio_id']} sells {item['quantity']} {symbol} holding {now}")
+    return after
+
+
 def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[str, date], int]:
     """A function (symbol, day) -> shares held at the close of the session before `day`:
     the trades dated before it, bought less sold, on the count of the splits before it,
@@ -194,27 +213,15 @@ def holdings_before(trades: list[LedgerRow], splits: list[Split]) -> Callable[[s
             continue
         symbol = item.symbol if kind == "split" else item["symbol"]
         day = item.ex_date if kind == "split" else item["trading_date"]
-        while symbol in renamed and renamed[symbol].carries(day):  # until another company took the ticker
-            symbol = str(renamed[symbol].new_symbol)
-        now = quantity.get(symbol, 0)
-        if kind == "split":
-            now = ledger.split_quantity(now, item.factor)
-        else:
-            now += int(item["quantity"]) * (1 if item["side"] == "BUY" else -1)
-            if now < 0:  # a book that does not replay is refused, as the ledger refuses it, not paid on a guess
-                raise InvalidInputError(
-                    f"ledger of {item['portfolio_id']} sells {item['quantity']} {symbol} "
-                    f"holding {now + int(item['quantity'])}"
-                )
-        record(symbol, day, now)
+        symbol = _carried(renamed, symbol, day)
+        record(symbol, day, _after(kind, item, symbol, quantity.get(symbol, 0)))
 
     def recorded(symbol: str, day: date) -> int:
         position = bisect_left(dates.get(symbol, []), day)
         return held[symbol][position - 1] if position else 0
 
     def shares(symbol: str, day: date) -> int:
-        while symbol in renamed and renamed[symbol].carries(day):  # a notice under the old ticker: the company's
-            symbol = str(renamed[symbol].new_symbol)
+        symbol = _carried(renamed, symbol, day)  # a notice under the old ticker: the company's
         # a rename of `day` itself: at the close before, the company's shares were under the old ticker
         return recorded(symbol, day) + sum(
             recorded(r.symbol, day) for r in renamed.values() if r.new_symbol == symbol and r.ex_date == day
